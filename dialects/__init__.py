@@ -1,0 +1,1 @@
+"""Dialects of nnvm: `nnvm` (graph level); later `te` (tensor expressions) and target dialects."""

@@ -1,0 +1,292 @@
+"""Binary ops with numpy broadcasting: arithmetic, comparisons and logic (pattern kind:
+broadcast), plus the ternary `where`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def, var_operand_def
+from xdsl.traits import Commutative, Pure
+
+from nnvm.dialects.nnvm.base import (
+    EvalContext,
+    NNVMOp,
+    ShapeError,
+    bool_prop,
+    broadcast_shapes,
+    tensor,
+)
+from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float
+from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+
+
+class BinaryBroadcastOp(NNVMOp):
+    """`%z = nnvm.<op> %x, %y : (A, B) -> broadcast(A, B)`; both operands share an element type."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.BROADCAST))
+
+    #: "numeric" (float or integer), "float", "bool" operands.
+    ACCEPTS: ClassVar[str] = "numeric"
+    #: True for comparisons: the result is i1.
+    PREDICATE: ClassVar[bool] = False
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        a, b = operand_types
+        if a.element_type != b.element_type:
+            raise ShapeError(
+                f"{self.name} operands have different element types {a.element_type} and "
+                f"{b.element_type}"
+            )
+        elt = a.element_type
+        ok = {"numeric": not is_bool(elt), "float": is_float(elt), "bool": is_bool(elt)}
+        if not ok[self.ACCEPTS]:
+            raise ShapeError(f"{self.name} does not accept element type {elt}")
+        shape = broadcast_shapes(a.get_shape(), b.get_shape())
+        return [tensor(shape, element_type_of(np.bool_) if self.PREDICATE else elt)]
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, y = inputs
+        with np.errstate(all="ignore"):
+            out = np.asarray(self.compute(x, y))
+        return [out if self.PREDICATE else out.astype(x.dtype, copy=False)]
+
+
+@irdl_op_definition
+class AddOp(BinaryBroadcastOp):
+    name = "nnvm.add"
+    traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return x + y
+
+
+@irdl_op_definition
+class SubOp(BinaryBroadcastOp):
+    name = "nnvm.sub"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return x - y
+
+
+@irdl_op_definition
+class MulOp(BinaryBroadcastOp):
+    name = "nnvm.mul"
+    traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return x * y
+
+
+@irdl_op_definition
+class DivOp(BinaryBroadcastOp):
+    """True division for floats; integer division truncates toward zero (as ONNX and C do)."""
+
+    name = "nnvm.div"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if np.issubdtype(x.dtype, np.integer):
+            q = np.trunc(x.astype(np.float64) / y.astype(np.float64))
+            return q.astype(x.dtype)
+        return x / y
+
+
+@irdl_op_definition
+class PowOp(BinaryBroadcastOp):
+    name = "nnvm.pow"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.power(x, y)
+
+
+@irdl_op_definition
+class MaximumOp(BinaryBroadcastOp):
+    name = "nnvm.maximum"
+    traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.maximum(x, y)
+
+
+@irdl_op_definition
+class MinimumOp(BinaryBroadcastOp):
+    name = "nnvm.minimum"
+    traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.minimum(x, y)
+
+
+@irdl_op_definition
+class ModOp(BinaryBroadcastOp):
+    """Remainder; `fmod = true` keeps the dividend's sign (C fmod), else the divisor's."""
+
+    name = "nnvm.mod"
+    fmod = bool_prop(False)
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.fmod(x, y) if self.attr("fmod") else np.mod(x, y)
+
+
+class ComparisonOp(BinaryBroadcastOp):
+    PREDICATE: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    name = "nnvm.equal"
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.equal(x, y)
+
+
+@irdl_op_definition
+class NotEqualOp(ComparisonOp):
+    name = "nnvm.not_equal"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.not_equal(x, y)
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    name = "nnvm.less"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.less(x, y)
+
+
+@irdl_op_definition
+class LessEqualOp(ComparisonOp):
+    name = "nnvm.less_equal"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.less_equal(x, y)
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    name = "nnvm.greater"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.greater(x, y)
+
+
+@irdl_op_definition
+class GreaterEqualOp(ComparisonOp):
+    name = "nnvm.greater_equal"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.greater_equal(x, y)
+
+
+class LogicalOp(BinaryBroadcastOp):
+    ACCEPTS: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalOp):
+    name = "nnvm.logical_and"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.logical_and(x, y)
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalOp):
+    name = "nnvm.logical_or"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.logical_or(x, y)
+
+
+@irdl_op_definition
+class LogicalXorOp(LogicalOp):
+    name = "nnvm.logical_xor"
+
+    def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.logical_xor(x, y)
+
+
+@irdl_op_definition
+class WhereOp(NNVMOp):
+    """`where(cond, x, y)`: x where cond holds, else y; all three broadcast together."""
+
+    name = "nnvm.where"
+    condition = operand_def()
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.BROADCAST))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        c, a, b = operand_types
+        if not is_bool(c.element_type):
+            raise ShapeError(f"where: condition must be a tensor of i1, got {c.element_type}")
+        if a.element_type != b.element_type:
+            raise ShapeError(
+                f"where: branches have different element types {a.element_type} and {b.element_type}"
+            )
+        shape = broadcast_shapes(c.get_shape(), a.get_shape(), b.get_shape())
+        return [tensor(shape, a.element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        c, a, b = inputs
+        return [np.where(c, a, b).astype(a.dtype, copy=False)]
+
+
+@irdl_op_definition
+class AddNOp(NNVMOp):
+    """The sum of any number of same-typed broadcastable tensors (ONNX Sum)."""
+
+    name = "nnvm.add_n"
+    inputs = var_operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.BROADCAST))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        if not operand_types:
+            raise ShapeError("add_n needs at least one operand")
+        elts = {t.element_type for t in operand_types}
+        if len(elts) != 1:
+            raise ShapeError("add_n operands must share an element type")
+        shape = broadcast_shapes(*(t.get_shape() for t in operand_types))
+        return [tensor(shape, operand_types[0].element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = out + x
+        return [np.asarray(out).astype(inputs[0].dtype, copy=False)]
+
+
+BINARY_OPS = [
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    PowOp,
+    MaximumOp,
+    MinimumOp,
+    ModOp,
+    EqualOp,
+    NotEqualOp,
+    LessOp,
+    LessEqualOp,
+    GreaterOp,
+    GreaterEqualOp,
+    LogicalAndOp,
+    LogicalOrOp,
+    LogicalXorOp,
+    WhereOp,
+    AddNOp,
+]

@@ -1,0 +1,320 @@
+"""Unary elementwise ops: one input, one output of the same shape (pattern kind: elemwise)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from nnvm.dialects.nnvm.base import (
+    EvalContext,
+    NNVMOp,
+    ShapeError,
+    float_prop,
+    str_prop,
+    tensor,
+)
+from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float
+from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+
+
+class UnaryElementwiseOp(NNVMOp):
+    """Shared shape: `%y = nnvm.<op> %x : (T) -> T` with a numpy body."""
+
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.ELEMWISE))
+
+    #: Which element types the op ACCEPTS: "float", "numeric" (float or integer) or "bool".
+    ACCEPTS: ClassVar[str] = "float"
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (t,) = operand_types
+        elt = t.element_type
+        ok = {
+            "float": is_float(elt),
+            "numeric": not is_bool(elt),
+            "bool": is_bool(elt),
+            "any": True,
+        }[self.ACCEPTS]
+        if not ok:
+            raise ShapeError(f"{self.name} does not accept element type {elt}")
+        return [t]
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        (x,) = inputs
+        with np.errstate(all="ignore"):
+            return [np.asarray(self.compute(x)).astype(x.dtype, copy=False)]
+
+
+@irdl_op_definition
+class ReluOp(UnaryElementwiseOp):
+    """max(x, 0)."""
+
+    name = "nnvm.relu"
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.maximum(x, np.zeros((), x.dtype))
+
+
+@irdl_op_definition
+class LeakyReluOp(UnaryElementwiseOp):
+    """x if x >= 0 else alpha * x."""
+
+    name = "nnvm.leaky_relu"
+    alpha = float_prop(0.01)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.where(x >= 0, x, x * x.dtype.type(self.attr("alpha")))
+
+
+@irdl_op_definition
+class ClipOp(UnaryElementwiseOp):
+    """min(max(x, min), max): ReLU6 is clip{min = 0.0, max = 6.0}."""
+
+    name = "nnvm.clip"
+    ACCEPTS: ClassVar[str] = "numeric"
+    min = float_prop(-math.inf)
+    max = float_prop(math.inf)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        lo, hi = self.attr("min"), self.attr("max")
+        if np.issubdtype(x.dtype, np.integer):
+            info = np.iinfo(x.dtype)
+            lo = info.min if math.isinf(lo) else int(lo)
+            hi = info.max if math.isinf(hi) else int(hi)
+        return np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryElementwiseOp):
+    """1 / (1 + exp(-x))."""
+
+    name = "nnvm.sigmoid"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+@irdl_op_definition
+class HardSigmoidOp(UnaryElementwiseOp):
+    """max(0, min(1, alpha * x + beta))."""
+
+    name = "nnvm.hard_sigmoid"
+    alpha = float_prop(0.2)
+    beta = float_prop(0.5)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.clip(x * self.attr("alpha") + self.attr("beta"), 0.0, 1.0)
+
+
+@irdl_op_definition
+class HardSwishOp(UnaryElementwiseOp):
+    """x * max(0, min(1, x / 6 + 1/2))."""
+
+    name = "nnvm.hard_swish"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+
+
+@irdl_op_definition
+class TanhOp(UnaryElementwiseOp):
+    name = "nnvm.tanh"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.tanh(x)
+
+
+@irdl_op_definition
+class ErfOp(UnaryElementwiseOp):
+    name = "nnvm.erf"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+        return erf(x.astype(np.float64)) if x.size else x
+
+
+@irdl_op_definition
+class GeluOp(UnaryElementwiseOp):
+    """x * Phi(x); approximate = "tanh" selects the tanh formula."""
+
+    name = "nnvm.gelu"
+    approximate = str_prop("none")
+
+    def verify_(self) -> None:
+        if self.attr("approximate") not in ("none", "tanh"):
+            raise ShapeError('gelu approximate must be "none" or "tanh"')
+        super().verify_()
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        xd = x.astype(np.float64)
+        if self.attr("approximate") == "tanh":
+            return 0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) * (xd + 0.044715 * xd**3)))
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+        return 0.5 * xd * (1 + erf(xd / math.sqrt(2))) if x.size else x
+
+
+@irdl_op_definition
+class ExpOp(UnaryElementwiseOp):
+    name = "nnvm.exp"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.exp(x)
+
+
+@irdl_op_definition
+class LogOp(UnaryElementwiseOp):
+    name = "nnvm.log"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.log(x)
+
+
+@irdl_op_definition
+class SqrtOp(UnaryElementwiseOp):
+    name = "nnvm.sqrt"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.sqrt(x)
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryElementwiseOp):
+    """1 / sqrt(x): what batch-norm and layer-norm simplify into."""
+
+    name = "nnvm.rsqrt"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / np.sqrt(x)
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryElementwiseOp):
+    name = "nnvm.reciprocal"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / x
+
+
+@irdl_op_definition
+class NegOp(UnaryElementwiseOp):
+    name = "nnvm.neg"
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.negative(x)
+
+
+@irdl_op_definition
+class AbsOp(UnaryElementwiseOp):
+    name = "nnvm.abs"
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.abs(x)
+
+
+@irdl_op_definition
+class FloorOp(UnaryElementwiseOp):
+    name = "nnvm.floor"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.floor(x)
+
+
+@irdl_op_definition
+class CeilOp(UnaryElementwiseOp):
+    name = "nnvm.ceil"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.ceil(x)
+
+
+@irdl_op_definition
+class RoundOp(UnaryElementwiseOp):
+    """Round half to even, as ONNX specifies."""
+
+    name = "nnvm.round"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.round(x)
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryElementwiseOp):
+    name = "nnvm.logical_not"
+    ACCEPTS: ClassVar[str] = "bool"
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return np.logical_not(x)
+
+
+@irdl_op_definition
+class IsNaNOp(UnaryElementwiseOp):
+    """True where x is NaN: the result is a tensor of i1."""
+
+    name = "nnvm.isnan"
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (t,) = super().infer_result_types(operand_types)
+        return [tensor(t.get_shape(), element_type_of(np.bool_))]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        return [np.isnan(inputs[0])]
+
+
+@irdl_op_definition
+class CastOp(UnaryElementwiseOp):
+    """Element type conversion; the target is the declared result element type's `to`."""
+
+    name = "nnvm.cast"
+    ACCEPTS: ClassVar[str] = "any"
+    to = str_prop()
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (t,) = operand_types
+        try:
+            elt = element_type_of(self.attr("to"))
+        except TypeError as err:
+            raise ShapeError(f"cast: {err}") from None
+        return [tensor(t.get_shape(), elt)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return [inputs[0].astype(np.dtype(self.attr("to")))]
+
+
+UNARY_OPS = [
+    ReluOp,
+    LeakyReluOp,
+    ClipOp,
+    SigmoidOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    TanhOp,
+    ErfOp,
+    GeluOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
+    ReciprocalOp,
+    NegOp,
+    AbsOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    LogicalNotOp,
+    IsNaNOp,
+    CastOp,
+]

@@ -1,0 +1,3 @@
+"""(being written) graph ops: nn."""
+
+NN_OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""(being written) graph ops: pooling."""
+
+POOLING_OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""(being written) graph ops: reduce."""
+
+REDUCE_OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""(being written) graph ops: rnn."""
+
+RNN_OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""(being written) graph ops: transform."""
+
+TRANSFORM_OPS: list[type] = []

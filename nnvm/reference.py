@@ -1,0 +1,116 @@
+"""The numpy reference executor: runs a graph-level module op by op through each op's
+`evaluate`. It is the oracle of the test suite and the engine of fold-constants, so it favours
+obviously-right over fast."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from nnvm.dialects.nnvm.base import EvalContext, NNVMOp
+from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
+
+
+class ReferenceError(Exception):
+    """A module the reference executor cannot run, or inputs that do not fit it."""
+
+
+def find_function(module: ModuleOp, name: str = "main") -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise ReferenceError(f"module has no function @{name}")
+
+
+def _coerce_input(value: object, arg_type: object, what: str) -> np.ndarray:
+    if not isinstance(arg_type, TensorType):
+        raise ReferenceError(f"{what}: only tensor arguments are supported, got {arg_type}")
+    dtype = numpy_dtype_of(arg_type.element_type)
+    array = np.asarray(value)
+    shape = tuple(arg_type.get_shape())
+    if array.shape != shape and not (array.size == 1 and len(shape) == 0):
+        raise ReferenceError(f"{what}: expected shape {list(shape)}, got {list(array.shape)}")
+    if array.dtype != dtype:
+        if not np.can_cast(array.dtype, dtype, casting="same_kind"):
+            raise ReferenceError(f"{what}: expected dtype {dtype}, got {array.dtype}")
+        array = array.astype(dtype)
+    return array.reshape(shape)
+
+
+def run_function(
+    module: ModuleOp,
+    fn: func.FuncOp,
+    args: Sequence[np.ndarray],
+    ctx: EvalContext,
+) -> list[np.ndarray]:
+    """Evaluate one function on already-checked arguments."""
+    env: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args, strict=True))
+    for op in fn.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.operands]
+        outs = _evaluate_op(module, op, [env[v] for v in op.operands], ctx)
+        if len(outs) != len(op.results):
+            raise ReferenceError(f"{op.name} produced {len(outs)} values for {len(op.results)} results")
+        for res, out in zip(op.results, outs, strict=True):
+            env[res] = out
+    raise ReferenceError(f"@{fn.sym_name.data} has no func.return")
+
+
+def _evaluate_op(
+    module: ModuleOp, op: Operation, inputs: list[np.ndarray], ctx: EvalContext
+) -> list[np.ndarray]:
+    if isinstance(op, NNVMOp):
+        return op.evaluate(inputs, ctx)
+    if isinstance(op, func.CallOp):
+        callee = find_function(module, op.callee.root_reference.data)
+        return run_function(module, callee, inputs, ctx)
+    raise ReferenceError(f"the reference executor cannot run {op.name}")
+
+
+def run_reference(
+    module: ModuleOp,
+    params: Mapping[str, np.ndarray] | None,
+    inputs: Mapping[str, object] | Sequence[object],
+    function: str = "main",
+) -> list[np.ndarray]:
+    """Run `@function` of a graph-level module; inputs by position or by argument name."""
+    fn = find_function(module, function)
+    arg_types = list(fn.function_type.inputs.data)
+    names = argument_names(fn)
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [k for k in inputs if k not in names]
+        if missing or extra:
+            raise ReferenceError(
+                f"inputs do not match @{function}({', '.join(names)}): "
+                + (f"missing {missing} " if missing else "")
+                + (f"unknown {extra}" if extra else "")
+            )
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(arg_types):
+            raise ReferenceError(f"@{function} takes {len(arg_types)} inputs, got {len(values)}")
+    args = [
+        _coerce_input(v, t, f"input {n!r}")
+        for v, t, n in zip(values, arg_types, names, strict=True)
+    ]
+    return run_function(module, fn, args, EvalContext(params=dict(params or {})))
+
+
+def argument_names(fn: func.FuncOp) -> list[str]:
+    """Input names: the `nnvm.name` arg attribute when the frontend set one, else arg<k>."""
+    names = []
+    arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else None
+    for k, arg in enumerate(fn.body.block.args):
+        name = None
+        if arg_attrs is not None:
+            entry = arg_attrs[k].data.get("nnvm.name")
+            if entry is not None:
+                name = entry.data  # type: ignore[attr-defined]
+        names.append(name or arg.name_hint or f"arg{k}")
+    return names
