@@ -1,0 +1,412 @@
+"""nnvm-opt: parse IR, run passes, print IR, with mlir-opt's conventions.
+
+    nnvm-opt input.mlir --pass fuse -o out.mlir
+    nnvm-opt input.mlir -p 'infer-shapes,cse,dce' --mlir-print-ir-after-all
+    nnvm-opt tests.mlir --split-input-file --verify-diagnostics
+
+User errors are printed as `FILE:LINE:COL: error: message` and exit 1 without a traceback or
+an output file; a crash inside a pass is reported as an internal error naming the pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import VerifyException
+
+from nnvm import __version__
+from nnvm.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    expectations_in,
+    location_of,
+    match_expectations,
+    parse_module,
+    verify_located,
+)
+from nnvm.errors import UserError
+from nnvm.param_store import attach_params, params_of
+from nnvm.registry import dialect_factories, make_context, pass_factories
+
+SPLIT_MARKER = "// -----"
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+# ----------------------------------------------------------------------------------------------
+
+
+class _PipelineAction(argparse.Action):
+    """Collect `--pass` and `-p` in command-line order into one pipeline text."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        items = getattr(namespace, "pipeline", None) or []
+        items.append(str(values))
+        namespace.pipeline = items
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="nnvm-opt",
+        description="Run nnvm and xDSL passes over MLIR textual IR (mlir-opt conventions).",
+    )
+    p.add_argument("input", nargs="?", default="-", help="input file ('-' or nothing: stdin)")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument(
+        "--pass",
+        dest="pipeline",
+        action=_PipelineAction,
+        metavar="NAME",
+        help="run one pass, e.g. --pass fuse or --pass 'fuse{max-group-size=4}' (repeatable)",
+    )
+    p.add_argument(
+        "-p",
+        "--pass-pipeline",
+        "--passes",
+        dest="pipeline",
+        action=_PipelineAction,
+        metavar="PIPELINE",
+        help="comma-separated passes with options: 'a,b{opt=v}' (builtin.module(...) accepted)",
+    )
+    p.add_argument("--list-passes", action="store_true", help="list passes with their options")
+    p.add_argument("--show-dialects", action="store_true", help="list the registered dialects")
+    p.add_argument(
+        "--split-input-file",
+        nargs="?",
+        const=SPLIT_MARKER,
+        default=None,
+        metavar="MARKER",
+        help=f"process chunks separated by '{SPLIT_MARKER}' independently",
+    )
+    p.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check diagnostics against // expected-error @+1 {{...}} annotations",
+    )
+    p.add_argument(
+        "--print-op-generic", "--mlir-print-op-generic", action="store_true", dest="generic"
+    )
+    p.add_argument(
+        "--mlir-print-debuginfo", "--print-debuginfo", action="store_true", dest="debuginfo"
+    )
+    p.add_argument("--mlir-print-ir-after-all", action="store_true")
+    p.add_argument("--mlir-print-ir-before-all", action="store_true")
+    p.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS")
+    p.add_argument("--mlir-print-ir-after", action="append", default=[], metavar="PASS")
+    p.add_argument("--mlir-timing", "--time-passes", action="store_true", dest="timing")
+    p.add_argument(
+        "--mlir-pass-statistics", action="store_true", help="print pass statistics to stderr"
+    )
+    p.add_argument("--allow-unregistered-dialect", action="store_true")
+    p.add_argument(
+        "--verify-each",
+        type=lambda s: s.lower() not in ("0", "false", "no"),
+        default=True,
+        metavar="BOOL",
+        help="verify after every pass (default true)",
+    )
+    p.add_argument("--disable-verify", action="store_true", help="same as --verify-each=0")
+    p.add_argument("--params", metavar="FILE", help="read the params store from FILE")
+    p.add_argument("--params-out", metavar="FILE", help="write the params store to FILE")
+    p.add_argument("--version", action="version", version=f"nnvm-opt {__version__}")
+    return p
+
+
+# ----------------------------------------------------------------------------------------------
+# Pipelines
+# ----------------------------------------------------------------------------------------------
+
+_ANCHOR = re.compile(r"^\s*[A-Za-z_][\w$]*\.[\w.$]+\((.*)\)\s*$", re.S)
+
+
+def strip_anchors(spec: str) -> str:
+    """Accept MLIR's nested spelling `builtin.module(func.func(cse),dce)` for our flat pipeline."""
+    while (m := _ANCHOR.match(spec)) is not None:
+        spec = m.group(1)
+    return re.sub(r"[A-Za-z_][\w$]*\.[\w.$]+\(([^(){}]*)\)", r"\1", spec)
+
+
+def build_pipeline(specs: Sequence[str]) -> list[ModulePass]:
+    """Pass instances for the requested pipeline, or UserError for unknown names and options."""
+    available = pass_factories()
+    passes: list[ModulePass] = []
+    for text in specs:
+        try:
+            arg_specs = list(parse_pipeline(strip_anchors(text)))
+        except BaseException as err:  # xDSL raises a BaseException subclass for bad specs
+            if isinstance(err, KeyboardInterrupt | SystemExit):
+                raise
+            raise UserError(f"invalid pass pipeline {text!r}: {_one_line(err)}") from None
+        for spec in arg_specs:
+            if spec.name not in available:
+                close = [n for n in available if spec.name in n or n in spec.name]
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise UserError(
+                    f"unknown pass '{spec.name}'{hint}; `nnvm-opt --list-passes` lists them"
+                )
+            cls = available[spec.name]()
+            try:
+                passes.append(cls.from_pass_spec(spec))
+            except BaseException as err:
+                if isinstance(err, KeyboardInterrupt | SystemExit):
+                    raise
+                raise UserError(f"bad options for pass '{spec.name}': {_one_line(err)}") from None
+    return passes
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return " ".join(text.split()) or type(err).__name__
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Chunk:
+    text: str
+    line_offset: int
+
+
+@dataclass
+class RunState:
+    args: argparse.Namespace
+    file: str
+    ctx: Context
+    timings: dict[str, float] = field(default_factory=dict)
+    out_params: dict | None = None
+    stderr: io.TextIOBase = field(default_factory=lambda: sys.stderr)  # type: ignore[assignment]
+
+
+def split_chunks(text: str, marker: str | None) -> list[Chunk]:
+    if marker is None:
+        return [Chunk(text, 0)]
+    chunks: list[Chunk] = []
+    current: list[str] = []
+    start = 0
+    for index, line in enumerate(text.splitlines(keepends=True)):
+        if line.strip() == marker:
+            chunks.append(Chunk("".join(current), start))
+            current, start = [], index + 1
+        else:
+            current.append(line)
+    chunks.append(Chunk("".join(current), start))
+    return chunks
+
+
+def print_module(module: ModuleOp, args: argparse.Namespace) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=args.generic, print_debuginfo=args.debuginfo).print_op(
+        module
+    )
+    return out.getvalue() + "\n"
+
+
+def _pass_label(p: ModulePass) -> str:
+    return f"{type(p).__name__} ({p.name})"
+
+
+def run_chunk(state: RunState, chunk: Chunk, passes: list[ModulePass], params: dict | None
+              ) -> tuple[str | None, list[Diagnostic]]:
+    """Parse, verify, run the pipeline and print one chunk; diagnostics instead of output on
+    failure."""
+    args, file = state.args, state.file
+    started = time.perf_counter()
+    try:
+        module = parse_module(state.ctx, chunk.text, file, chunk.line_offset)
+    except UserError as err:
+        return None, [Diagnostic("error", err.message, err.location, file)]  # type: ignore[arg-type]
+    state.timings["Parser"] = state.timings.get("Parser", 0.0) + time.perf_counter() - started
+    verify = args.verify_each and not args.disable_verify
+    diagnostics = verify_located(module, file)
+    if diagnostics:
+        return None, diagnostics
+    if params is not None:
+        attach_params(module, dict(params))
+    for p in passes:
+        label = _pass_label(p)
+        if args.mlir_print_ir_before_all or p.name in args.mlir_print_ir_before:
+            state.stderr.write(f"// -----// IR Dump Before {label} //----- //\n")
+            state.stderr.write(print_module(module, args))
+        started = time.perf_counter()
+        try:
+            p.apply(state.ctx, module)
+        except DiagnosticError as err:
+            return None, [Diagnostic("error", err.message, location_of(err.op), file)]
+        except UserError as err:
+            return None, [Diagnostic("error", err.message, None, file)]
+        except VerifyException as err:
+            return None, [Diagnostic("error", f"pass '{p.name}' failed: {err}", None, file)]
+        except Exception as err:
+            if os.environ.get("NNVM_DEBUG"):
+                traceback.print_exc()
+            return None, [
+                Diagnostic(
+                    "error",
+                    f"internal error: pass '{p.name}' crashed with {type(err).__name__}: "
+                    f"{_one_line(err)} (this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)",
+                    None,
+                    file,
+                )
+            ]
+        state.timings[label] = state.timings.get(label, 0.0) + time.perf_counter() - started
+        if verify:
+            problems = verify_located(module, file)
+            if problems:
+                for d in problems:
+                    d.message = f"{d.message} (after pass '{p.name}')"
+                return None, problems
+        if args.mlir_print_ir_after_all or p.name in args.mlir_print_ir_after:
+            state.stderr.write(f"// -----// IR Dump After {label} //----- //\n")
+            state.stderr.write(print_module(module, args))
+    started = time.perf_counter()
+    text = print_module(module, args)
+    state.timings["Output"] = state.timings.get("Output", 0.0) + time.perf_counter() - started
+    if args.params_out:
+        state.out_params = params_of(module)
+    return text, []
+
+
+def report_timing(state: RunState, total: float) -> None:
+    w = state.stderr
+    w.write("===" + "-" * 73 + "===\n")
+    w.write(" " * 25 + "... Execution time report ...\n")
+    w.write("===" + "-" * 73 + "===\n")
+    w.write(f"  Total Execution Time: {total:.4f} seconds\n\n")
+    w.write("  ----Wall Time----  ----Name----\n")
+    for name, seconds in state.timings.items():
+        pct = 100.0 * seconds / total if total > 0 else 0.0
+        w.write(f"  {seconds:8.4f} ({pct:5.1f}%)  {name}\n")
+    w.write(f"  {total:8.4f} (100.0%)  Total\n")
+
+
+def list_passes(out: io.TextIOBase) -> None:
+    out.write("Available passes:\n")
+    for name, factory in sorted(pass_factories().items()):
+        cls = factory()
+        doc = (cls.__doc__ or "").strip().splitlines()
+        out.write(f"  {name}: {doc[0] if doc else ''}\n")
+        for info in get_pass_option_infos(cls):
+            option = info.name.replace("_", "-")
+            default = f" (default: {info.default_value})" if info.default_value is not None else ""
+            out.write(f"      {option}: {info.expected_type}{default}\n")
+
+
+def read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as err:
+        raise UserError(f"cannot read input: {err.strerror}", path) from None
+    except UnicodeDecodeError:
+        raise UserError("input is not UTF-8 text", path) from None
+
+
+def write_output(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise UserError(f"cannot write output: {err.strerror}", path) from None
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    if args.list_passes:
+        list_passes(sys.stdout)  # type: ignore[arg-type]
+        return 0
+    if args.show_dialects:
+        sys.stdout.write("Available Dialects: " + ", ".join(sorted(dialect_factories())) + "\n")
+        return 0
+    total_start = time.perf_counter()
+    try:
+        passes = build_pipeline(args.pipeline or [])
+        text, file = read_input(args.input)
+        params = None
+        if args.params:
+            from nnvm.params import load_params_file
+
+            params = load_params_file(args.params)
+    except UserError as err:
+        sys.stderr.write(err.format() + "\n")
+        return 1
+    state = RunState(args, file, make_context(args.allow_unregistered_dialect))
+    outputs: list[str] = []
+    failed = False
+    problems: list[str] = []
+    for chunk in split_chunks(text, args.split_input_file):
+        output, diagnostics = run_chunk(state, chunk, passes, params)
+        if args.verify_diagnostics:
+            expectations = expectations_in(chunk.text, chunk.line_offset)
+            problems += match_expectations(expectations, diagnostics, file)
+        elif diagnostics:
+            failed = True
+            for d in diagnostics:
+                sys.stderr.write(d.format() + "\n")
+        if output is not None:
+            outputs.append(output)
+    if args.timing:
+        report_timing(state, time.perf_counter() - total_start)
+    if problems:
+        for line in problems:
+            sys.stderr.write(line + "\n")
+        return 1
+    if failed:
+        return 1
+    try:
+        separator = f"{args.split_input_file or SPLIT_MARKER}\n"
+        write_output(args.output, separator.join(outputs))
+        if args.params_out:
+            from nnvm.params import save_params_file
+
+            save_params_file(args.params_out, state.out_params if state.out_params is not None else params or {})
+    except UserError as err:
+        sys.stderr.write(err.format() + "\n")
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as err:  # last line of defence: a bug, reported as one
+        if os.environ.get("NNVM_DEBUG"):
+            traceback.print_exc()
+        sys.stderr.write(
+            f"nnvm-opt: internal error: {type(err).__name__}: {_one_line(err)} "
+            "(this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)\n"
+        )
+        code = 2
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
