@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def
-from xdsl.irdl.constraints import ConstraintContext
+from xdsl.irdl.constraints import VerificationContext
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -235,6 +235,25 @@ class NNVMOp(IRDLOperation):
         """Numpy reference semantics: the oracle for tests and the engine of fold-constants."""
         raise NotImplementedError(f"{self.name} has no reference implementation")
 
+    @classmethod
+    def make(cls, *operands: SSAValue, **props: Any) -> NNVMOp:
+        """Build the op with result types from its own inference (so builders never compute
+        shapes twice). Properties are given as Python values; unset ones take their defaults."""
+        op_def = cls.get_irdl_definition()
+        properties: dict[str, Attribute] = {}
+        for key, value in props.items():
+            prop = op_def.properties.get(key)
+            if prop is None:
+                raise TypeError(f"{cls.name} has no property {key!r}")
+            properties[key] = attribute_from_python(value, prop.default_value)
+        for key, prop in op_def.properties.items():
+            if key not in properties and prop.default_value is not None:
+                properties[key] = prop.default_value
+        probe = cls.create(operands=list(operands), result_types=[], properties=properties)
+        types = probe.infer_result_types([o.type for o in operands])  # type: ignore[arg-type]
+        probe.drop_all_references()
+        return cls.create(operands=list(operands), result_types=types, properties=properties)
+
     def attr(self, name: str) -> Any:
         """The Python value of a property (or discardable attribute), or None when absent."""
         value = self.properties.get(name, self.attributes.get(name))
@@ -353,7 +372,7 @@ def _coerce(value: Attribute, constr: Any) -> Attribute:
         candidates = [value, FloatAttr(float(value.value.data), f64)]
     for cand in candidates:
         try:
-            constr.verify(cand, ConstraintContext())
+            constr.verify(cand, VerificationContext())
             return cand
         except VerifyException:
             continue

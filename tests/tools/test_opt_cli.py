@@ -1,0 +1,117 @@
+"""nnvm-opt on bad input: truncated, garbage and mistyped IR give located errors and exit 1,
+never a traceback or an internal error, and never an output file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nnvm.tools.opt import run, strip_anchors
+
+VALID = """\
+func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %w = nnvm.param "w" : tensor<4x3x3x3xf32>
+  %c = nnvm.conv2d %x, %w {strides = [2, 2], padding = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %b = nnvm.constant dense<1.0> : tensor<4x1x1xf32>
+  %a = nnvm.add %c, %b : (tensor<1x4x4x4xf32>, tensor<4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %r = nnvm.clip %a {min = 0.0, max = 6.0} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
+"""
+
+
+def _run_on(tmp_path: Path, text: str, capsys, *extra: str) -> tuple[int, str, Path]:
+    src = tmp_path / "in.mlir"
+    src.write_text(text)
+    out = tmp_path / "out.mlir"
+    if out.exists():
+        out.unlink()
+    code = run([str(src), "-o", str(out), *extra])
+    err = capsys.readouterr().err
+    return code, err, out
+
+
+def test_valid_input_passes(tmp_path, capsys):
+    code, err, out = _run_on(tmp_path, VALID, capsys, "-p", "cse,dce")
+    assert code == 0, err
+    assert "nnvm.conv2d" in out.read_text()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, len(VALID) - 2))
+def test_truncated_input_is_a_located_error(tmp_path_factory, capsys, cut):
+    tmp_path = tmp_path_factory.mktemp("trunc")
+    code, err, out = _run_on(tmp_path, VALID[:cut], capsys)
+    assert "Traceback" not in err and "internal error" not in err
+    if VALID[:cut].count("{") > VALID[:cut].count("}"):  # an open body cannot be valid
+        assert code == 1
+    if code == 1:
+        assert "in.mlir:" in err and "error:" in err
+        assert not out.exists()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, len(VALID)), st.text(min_size=1, max_size=6))
+def test_garbage_never_crashes(tmp_path_factory, capsys, where, junk):
+    tmp_path = tmp_path_factory.mktemp("junk")
+    code, err, out = _run_on(tmp_path, VALID[:where] + junk + VALID[where:], capsys)
+    assert code in (0, 1)
+    assert "Traceback" not in err and "internal error" not in err
+    if code == 1:
+        assert "error:" in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        ("4x3x3x3xf32", "4x2x3x3xf32", "input channels"),
+        ("1x4x4x4xf32", "1x4x5x4xf32", "disagrees"),
+        ("strides = [2, 2]", "strides = [0, 2]", "strides"),
+        ("nnvm.add", "nnvm.addd", "not registered"),
+    ],
+)
+def test_mistyped_input_points_at_the_op(tmp_path, capsys, old, new, message):
+    text = VALID.replace(old, new)
+    assert text != VALID
+    code, err, out = _run_on(tmp_path, text, capsys)
+    assert code == 1
+    assert message in err, err
+    assert err.startswith(f"{tmp_path / 'in.mlir'}:"), err
+    assert not out.exists()
+
+
+def test_binary_garbage_file(tmp_path, capsys):
+    src = tmp_path / "bin.mlir"
+    src.write_bytes(bytes(range(256)))
+    assert run([str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "error:" in err and "Traceback" not in err
+
+
+def test_mlir_pipeline_anchors_are_accepted():
+    assert strip_anchors("builtin.module(func.func(cse),dce)") == "cse,dce"
+    assert strip_anchors("cse,dce") == "cse,dce"
+
+
+def test_list_passes_and_dialects(capsys):
+    assert run(["--list-passes"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("cse", "dce", "canonicalize", "infer-shapes"):
+        assert f"  {name}:" in listed
+    assert run(["--show-dialects"]) == 0
+    assert "nnvm" in capsys.readouterr().out
+
+
+def test_console_script_exit_codes(tmp_path):
+    src = tmp_path / "bad.mlir"
+    src.write_text(VALID[:50])
+    proc = subprocess.run(
+        [sys.executable, "-m", "nnvm.tools.opt", str(src)], capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert "bad.mlir:" in proc.stderr and "Traceback" not in proc.stderr
