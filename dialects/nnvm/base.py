@@ -299,10 +299,10 @@ class NNVMOp(IRDLOperation):
                 f"{cls.name} has {len(operands)} operands but its type lists "
                 f"{len(ftype.inputs.data)}",
                 pos,
-                parser.pos,
+                pos,
             )
         resolved = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
-        properties, attributes = cls._split_entries(entries, parser)
+        properties, attributes = cls._split_entries(entries, parser, pos)
         return cls.create(
             operands=resolved,
             result_types=list(ftype.outputs.data),
@@ -312,9 +312,10 @@ class NNVMOp(IRDLOperation):
 
     @classmethod
     def _split_entries(
-        cls, entries: dict[str, Attribute], parser: Parser
+        cls, entries: dict[str, Attribute], parser: Parser, pos: int
     ) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
-        """Declared properties get their friendly spelling coerced; the rest are attributes."""
+        """Declared properties get their friendly spelling coerced (a value of the wrong kind is
+        a parse error naming the property); the rest are discardable attributes."""
         op_def = cls.get_irdl_definition()
         properties: dict[str, Attribute] = {}
         attributes: dict[str, Attribute] = {}
@@ -323,7 +324,12 @@ class NNVMOp(IRDLOperation):
             if prop is None:
                 attributes[key] = value
                 continue
-            properties[key] = _coerce(value, prop.constr)
+            coerced = _coerce(value, prop.constr)
+            if coerced is None:
+                parser.raise_error(
+                    f"property '{key}' of {cls.name} cannot be {value}", pos, parser.pos
+                )
+            properties[key] = coerced
         for key, prop in op_def.properties.items():
             if key not in properties and prop.default_value is not None:
                 properties[key] = prop.default_value
@@ -357,8 +363,9 @@ class NNVMOp(IRDLOperation):
         printer.print_function_type([o.type for o in self.operands], [r.type for r in self.results])
 
 
-def _coerce(value: Attribute, constr: Any) -> Attribute:
-    """Turn the friendly spelling (`[1, 2]`, `3`) into the declared attribute kind."""
+def _coerce(value: Attribute, constr: Any) -> Attribute | None:
+    """Turn the friendly spelling (`[1, 2]`, `3`) into the declared attribute kind, or None
+    when the value cannot have that kind."""
     candidates = [value]
     if isinstance(value, ArrayAttr):
         items = [python_value(a) for a in value.data]
@@ -376,7 +383,7 @@ def _coerce(value: Attribute, constr: Any) -> Attribute:
             return cand
         except VerifyException:
             continue
-    return candidates[0]  # let the verifier report the mismatch at the op
+    return None
 
 
 def _print_friendly(printer: Printer, value: Attribute) -> None:

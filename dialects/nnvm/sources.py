@@ -63,11 +63,12 @@ class ParamOp(NNVMOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ParamOp:
+        pos = parser.pos
         name = parser.parse_str_literal()
         parser.parse_punctuation(":")
         rtype = parser.parse_type()
         if not isinstance(rtype, TensorType):
-            parser.raise_error(f"nnvm.param must produce a ranked tensor, got {rtype}")
+            parser.raise_error(f"nnvm.param must produce a ranked tensor, got {rtype}", pos, pos)
         return cls(name, rtype)
 
     def print(self, printer: Printer) -> None:
@@ -102,9 +103,10 @@ class ConstantOp(NNVMOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("nnvm.constant expects a dense<...> : tensor<...> value")
+            parser.raise_error("nnvm.constant expects a dense<...> : tensor<...> value", pos, pos)
         return cls(value)
 
     def print(self, printer: Printer) -> None:
