@@ -341,7 +341,10 @@ class NNVMOp(IRDLOperation):
             printer.print_list(self.operands, printer.print_operand)
         entries: list[tuple[str, Attribute]] = []
         op_def = self.get_irdl_definition()
-        for key, value in self.properties.items():
+        ordered = [k for k in op_def.properties if k in self.properties]
+        ordered += [k for k in self.properties if k not in op_def.properties]
+        for key in ordered:  # declaration order, whatever order the input used
+            value = self.properties[key]
             prop = op_def.properties.get(key)
             if (
                 prop is not None

@@ -39,6 +39,7 @@ from nnvm.diagnostics import (
 )
 from nnvm.errors import UserError
 from nnvm.param_store import attach_params, params_of
+from nnvm.pass_statistics import format_statistics, statistics_of
 from nnvm.registry import dialect_factories, make_context, pass_factories
 
 SPLIT_MARKER = "// -----"
@@ -274,6 +275,8 @@ def run_chunk(state: RunState, chunk: Chunk, passes: list[ModulePass], params: d
         if args.mlir_print_ir_after_all or p.name in args.mlir_print_ir_after:
             state.stderr.write(f"// -----// IR Dump After {label} //----- //\n")
             state.stderr.write(print_module(module, args))
+    if args.mlir_pass_statistics and statistics_of(module):
+        state.stderr.write(format_statistics(statistics_of(module)))
     started = time.perf_counter()
     text = print_module(module, args)
     state.timings["Output"] = state.timings.get("Output", 0.0) + time.perf_counter() - started
