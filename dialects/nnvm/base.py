@@ -415,7 +415,10 @@ def _float_text(v: float) -> str:
         bits = np.array([v], dtype=np.float64).view(np.uint64)[0]
         return f"0x{int(bits):016X}"
     text = repr(float(v))
-    return text if any(c in text for c in ".e") else text + ".0"
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:  # MLIR's float literals need a dot: 1e-05 -> 1.0e-05
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 # ----------------------------------------------------------------------------------------------

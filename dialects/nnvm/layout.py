@@ -55,12 +55,16 @@ class Layout:
     def is_canonical(self) -> bool:
         return self.text == self.canonical
 
-    def factor(self, axis: str) -> int:
-        """The block factor of a primal axis (1 when it is not blocked)."""
+    def block(self, axis: str) -> int | None:
+        """The block factor of a primal axis, or None when it has no block sub-axis."""
         for a, f in self.axes:
             if a == axis and f:
                 return f
-        return 1
+        return None
+
+    def factor(self, axis: str) -> int:
+        """The block factor of a primal axis (1 when it is not blocked)."""
+        return self.block(axis) or 1
 
     def logical_shape(self, physical: Sequence[int], what: str) -> tuple[int, ...]:
         """The canonical (e.g. NCHW) shape of a tensor stored in this layout."""
@@ -99,8 +103,9 @@ class Layout:
         order: list[int] = []
         for a in self.canonical:
             order.append(self.axes.index((a, 0)))
-            if self.factor(a) > 1:
-                order.append(self.axes.index((a, self.factor(a))))
+            block = self.block(a)
+            if block is not None:
+                order.append(self.axes.index((a, block)))
         logical = self.logical_shape(array.shape, "array")
         return np.ascontiguousarray(array.transpose(order)).reshape(logical)
 
@@ -111,8 +116,8 @@ class Layout:
         split_shape: list[int] = []
         split_axes: list[tuple[str, int]] = []
         for a, d in zip(self.canonical, array.shape, strict=True):
-            f = self.factor(a)
-            if f > 1:
+            f = self.block(a)
+            if f is not None:
                 split_shape += [d // f, f]
                 split_axes += [(a, 0), (a, f)]
             else:

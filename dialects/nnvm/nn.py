@@ -1,3 +1,457 @@
-"""(being written) graph ops: nn."""
+"""Neural-network ops: dense and matrix products, bias, softmax, normalizations, LRN, PReLU."""
 
-NN_OPS: list[type] = []
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from nnvm.dialects.nnvm.base import (
+    EvalContext,
+    NNVMOp,
+    ShapeError,
+    bool_prop,
+    broadcast_shapes,
+    float_prop,
+    int_prop,
+    normalize_axis,
+    tensor,
+)
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float
+from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+
+# ----------------------------------------------------------------------------------------------
+# Shared checks
+# ----------------------------------------------------------------------------------------------
+
+
+def _same_element_type(op: str, types: Sequence[TensorType], accept: str = "float") -> None:
+    """All operands share one element type, and it is a float ("float") or not bool ("numeric")."""
+    elt = types[0].element_type
+    for t in types[1:]:
+        if t.element_type != elt:
+            raise ShapeError(
+                f"{op} operands must share one element type, got {elt} and {t.element_type}"
+            )
+    ok = is_float(elt) if accept == "float" else not is_bool(elt)
+    if not ok:
+        kind = "a float" if accept == "float" else "a numeric"
+        raise ShapeError(f"{op} needs {kind} element type, got {elt}")
+
+
+def _check_vector(op: str, what: str, t: TensorType, length: int) -> None:
+    if tuple(t.get_shape()) != (length,):
+        raise ShapeError(f"{op}: {what} must have shape [{length}], got {list(t.get_shape())}")
+
+
+def _acc(x: np.ndarray) -> np.ndarray:
+    """The accumulation copy of an operand: float64 for floats, int64 for integers."""
+    if np.issubdtype(x.dtype, np.floating):
+        return x.astype(np.float64)
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        return x.astype(np.uint64)
+    return x.astype(np.int64)
+
+
+def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
+    """A 1-D array reshaped to broadcast along `axis` of a rank-`rank` tensor."""
+    shape = [1] * rank
+    shape[axis] = v.shape[0]
+    return v.reshape(shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# Matrix products
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DenseOp(NNVMOp):
+    """`nnvm.dense %x, %w`: x [..., K] times w [N, K] transposed -> [..., N] (no bias; a
+    following `bias_add` carries it and fuses into the output loop)."""
+
+    name = "nnvm.dense"
+    data = operand_def()
+    weight = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x, w = operand_types
+        _same_element_type("dense", operand_types)
+        xs, ws = x.get_shape(), w.get_shape()
+        if len(xs) < 1:
+            raise ShapeError("dense: data must have rank >= 1")
+        if len(ws) != 2:
+            raise ShapeError(f"dense: weight must be 2-D [N, K], got rank {len(ws)}")
+        if xs[-1] != ws[1]:
+            raise ShapeError(
+                f"dense: data has K = {xs[-1]} but weight [{ws[0]}, {ws[1]}] expects K = {ws[1]}"
+            )
+        return [tensor((*xs[:-1], ws[0]), x.element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, w = inputs
+        return [np.matmul(_acc(x), _acc(w).T).astype(x.dtype)]
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """The result shape of numpy's matmul (1-D operands promoted then dropped, batch broadcast)."""
+    if len(a) == 0 or len(b) == 0:
+        raise ShapeError("matmul operands must have rank >= 1")
+    a2 = tuple(a) if len(a) >= 2 else (1, *a)
+    b2 = tuple(b) if len(b) >= 2 else (*b, 1)
+    if a2[-1] != b2[-2]:
+        raise ShapeError(
+            f"matmul: contracting dimensions differ: {list(a)} x {list(b)} ({a2[-1]} vs {b2[-2]})"
+        )
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
+    out = [*batch]
+    if len(a) >= 2:
+        out.append(a2[-2])
+    if len(b) >= 2:
+        out.append(b2[-1])
+    return tuple(out)
+
+
+@irdl_op_definition
+class MatmulOp(NNVMOp):
+    """`nnvm.matmul %a, %b`: numpy/ONNX MatMul (1-D operands, broadcast batch dimensions)."""
+
+    name = "nnvm.matmul"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        a, b = operand_types
+        _same_element_type("matmul", operand_types, "numeric")
+        return [tensor(matmul_shape(a.get_shape(), b.get_shape()), a.element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        a, b = inputs
+        return [np.asarray(np.matmul(_acc(a), _acc(b))).astype(a.dtype)]
+
+
+@irdl_op_definition
+class BatchMatmulOp(NNVMOp):
+    """`nnvm.batch_matmul %a, %b`: [B, M, K] x [B, K, N] -> [B, M, N], each operand optionally
+    transposed in its last two axes; a batch of 1 broadcasts."""
+
+    name = "nnvm.batch_matmul"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    transpose_a = bool_prop(False)
+    transpose_b = bool_prop(False)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        a, b = operand_types
+        _same_element_type("batch_matmul", operand_types, "numeric")
+        sa, sb = a.get_shape(), b.get_shape()
+        if len(sa) != 3 or len(sb) != 3:
+            raise ShapeError(
+                f"batch_matmul operands must be 3-D, got ranks {len(sa)} and {len(sb)}"
+            )
+        ba, m, ka = (sa[0], sa[2], sa[1]) if self.attr("transpose_a") else sa
+        bb, kb, n = (sb[0], sb[2], sb[1]) if self.attr("transpose_b") else sb
+        if ka != kb:
+            raise ShapeError(f"batch_matmul: contracting dimensions differ ({ka} vs {kb})")
+        if ba != bb and 1 not in (ba, bb):
+            raise ShapeError(f"batch_matmul: batch sizes {ba} and {bb} do not broadcast")
+        return [tensor((ba if bb == 1 else bb, m, n), a.element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        a, b = (_acc(v) for v in inputs)
+        if self.attr("transpose_a"):
+            a = a.transpose(0, 2, 1)
+        if self.attr("transpose_b"):
+            b = b.transpose(0, 2, 1)
+        return [np.matmul(a, b).astype(inputs[0].dtype)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Bias and activations with an axis
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BiasAddOp(NNVMOp):
+    """`nnvm.bias_add %x, %b {axis = 1}`: adds the 1-D b along one axis of x."""
+
+    name = "nnvm.bias_add"
+    data = operand_def()
+    bias = operand_def()
+    result = result_def()
+    axis = int_prop(1)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.BROADCAST))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x, b = operand_types
+        _same_element_type("bias_add", operand_types, "numeric")
+        shape = x.get_shape()
+        if len(shape) == 0:
+            raise ShapeError("bias_add: data must have rank >= 1")
+        axis = normalize_axis(self.attr("axis"), len(shape), "bias_add axis")
+        _check_vector("bias_add", "bias", b, shape[axis])
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, b = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        return [(x + _along(b, axis, x.ndim)).astype(x.dtype)]
+
+
+class _SoftmaxBase(NNVMOp):
+    """softmax / log_softmax along one axis, numerically stable (the max is subtracted first)."""
+
+    data = operand_def()
+    result = result_def()
+    axis = int_prop(-1)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (x,) = operand_types
+        _same_element_type(self.name, operand_types)
+        rank = len(x.get_shape())
+        if rank == 0:
+            raise ShapeError(f"{self.name}: data must have rank >= 1")
+        normalize_axis(self.attr("axis"), rank, f"{self.name} axis")
+        return [x]
+
+    def _shifted(self, x: np.ndarray) -> tuple[np.ndarray, int]:
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        xd = x.astype(np.float64)
+        return xd - np.max(xd, axis=axis, keepdims=True), axis
+
+
+@irdl_op_definition
+class SoftmaxOp(_SoftmaxBase):
+    """exp(x - max) / sum(exp(x - max)) along `axis`."""
+
+    name = "nnvm.softmax"
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        s, axis = self._shifted(inputs[0])
+        e = np.exp(s)
+        return [(e / np.sum(e, axis=axis, keepdims=True)).astype(inputs[0].dtype)]
+
+
+@irdl_op_definition
+class LogSoftmaxOp(_SoftmaxBase):
+    """(x - max) - log(sum(exp(x - max))) along `axis`."""
+
+    name = "nnvm.log_softmax"
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        s, axis = self._shifted(inputs[0])
+        out = s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+        return [out.astype(inputs[0].dtype)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Normalizations
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BatchNormOp(NNVMOp):
+    """`nnvm.batch_norm %x, %gamma, %beta, %mean, %var`: inference-mode batch normalization
+    with the running statistics, per channel along `axis`."""
+
+    name = "nnvm.batch_norm"
+    data = operand_def()
+    gamma = operand_def()
+    beta = operand_def()
+    moving_mean = operand_def()
+    moving_var = operand_def()
+    result = result_def()
+    axis = int_prop(1)
+    epsilon = float_prop(1e-5)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x = operand_types[0]
+        _same_element_type("batch_norm", operand_types)
+        shape = x.get_shape()
+        if len(shape) == 0:
+            raise ShapeError("batch_norm: data must have rank >= 1")
+        axis = normalize_axis(self.attr("axis"), len(shape), "batch_norm axis")
+        for what, t in zip(("gamma", "beta", "mean", "var"), operand_types[1:], strict=True):
+            _check_vector("batch_norm", what, t, shape[axis])
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x = inputs[0]
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        g, b, m, v = (_along(p.astype(np.float64), axis, x.ndim) for p in inputs[1:])
+        scale = g / np.sqrt(v + self.attr("epsilon"))
+        return [((x.astype(np.float64) - m) * scale + b).astype(x.dtype)]
+
+
+@irdl_op_definition
+class LayerNormOp(NNVMOp):
+    """`nnvm.layer_norm %x, %gamma, %beta`: normalizes over axes [axis, rank); gamma and beta
+    broadcast to x.shape[axis:] (ONNX LayerNormalization, first output only)."""
+
+    name = "nnvm.layer_norm"
+    data = operand_def()
+    gamma = operand_def()
+    beta = operand_def()
+    result = result_def()
+    axis = int_prop(-1)
+    epsilon = float_prop(1e-5)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x = operand_types[0]
+        _same_element_type("layer_norm", operand_types)
+        shape = tuple(x.get_shape())
+        if len(shape) == 0:
+            raise ShapeError("layer_norm: data must have rank >= 1")
+        axis = normalize_axis(self.attr("axis"), len(shape), "layer_norm axis")
+        normalized = shape[axis:]
+        for what, t in zip(("gamma", "beta"), operand_types[1:], strict=True):
+            ts = tuple(t.get_shape())
+            ok = len(ts) <= len(normalized)
+            if ok:
+                try:
+                    ok = broadcast_shapes(normalized, ts) == normalized
+                except ShapeError:
+                    ok = False
+            if not ok:
+                raise ShapeError(
+                    f"layer_norm: {what} of shape {list(ts)} does not broadcast to the "
+                    f"normalized shape {list(normalized)}"
+                )
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, g, b = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        axes = tuple(range(axis, x.ndim))
+        xd = x.astype(np.float64)
+        mean = xd.mean(axis=axes, keepdims=True)
+        var = ((xd - mean) ** 2).mean(axis=axes, keepdims=True)
+        y = (xd - mean) / np.sqrt(var + self.attr("epsilon"))
+        return [(y * g.astype(np.float64) + b.astype(np.float64)).astype(x.dtype)]
+
+
+@irdl_op_definition
+class InstanceNormOp(NNVMOp):
+    """`nnvm.instance_norm %x, %gamma, %beta`: x [N, C, spatial...] normalized per (n, c) over
+    its spatial axes, then scaled and shifted per channel by gamma, beta [C]."""
+
+    name = "nnvm.instance_norm"
+    data = operand_def()
+    gamma = operand_def()
+    beta = operand_def()
+    result = result_def()
+    epsilon = float_prop(1e-5)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x = operand_types[0]
+        _same_element_type("instance_norm", operand_types)
+        shape = x.get_shape()
+        if len(shape) < 3:
+            raise ShapeError(
+                f"instance_norm: data must be [N, C, spatial...], got rank {len(shape)}"
+            )
+        for what, t in zip(("gamma", "beta"), operand_types[1:], strict=True):
+            _check_vector("instance_norm", what, t, shape[1])
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, g, b = inputs
+        axes = tuple(range(2, x.ndim))
+        xd = x.astype(np.float64)
+        mean = xd.mean(axis=axes, keepdims=True)
+        var = ((xd - mean) ** 2).mean(axis=axes, keepdims=True)
+        y = (xd - mean) / np.sqrt(var + self.attr("epsilon"))
+        y = y * _along(g.astype(np.float64), 1, x.ndim) + _along(b.astype(np.float64), 1, x.ndim)
+        return [y.astype(x.dtype)]
+
+
+@irdl_op_definition
+class LRNOp(NNVMOp):
+    """`nnvm.lrn %x {size = 5}`: ONNX local response normalization across channels (axis 1):
+    x / (bias + alpha / size * sum of x^2 over a window of `size` channels) ^ beta."""
+
+    name = "nnvm.lrn"
+    data = operand_def()
+    result = result_def()
+    size = int_prop()
+    alpha = float_prop(1e-4)
+    beta = float_prop(0.75)
+    bias = float_prop(1.0)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (x,) = operand_types
+        _same_element_type("lrn", operand_types)
+        if len(x.get_shape()) < 3:
+            raise ShapeError(f"lrn: data must be [N, C, spatial...], got rank {len(x.get_shape())}")
+        if self.attr("size") < 1:
+            raise ShapeError(f"lrn: size must be >= 1, got {self.attr('size')}")
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        (x,) = inputs
+        size = self.attr("size")
+        lo, hi = (size - 1) // 2, size // 2  # floor and ceil of (size - 1) / 2
+        xd = x.astype(np.float64)
+        sq = np.pad(xd * xd, [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2))
+        channels = x.shape[1]
+        window = sum(sq[:, k : k + channels] for k in range(size))
+        denom = (self.attr("bias") + self.attr("alpha") / size * window) ** self.attr("beta")
+        return [(xd / denom).astype(x.dtype)]
+
+
+@irdl_op_definition
+class PReluOp(NNVMOp):
+    """`nnvm.prelu %x, %slope`: x where x >= 0, else slope * x; slope broadcasts to x."""
+
+    name = "nnvm.prelu"
+    data = operand_def()
+    slope = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.BROADCAST))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        x, s = operand_types
+        _same_element_type("prelu", operand_types, "numeric")
+        xs, ss = tuple(x.get_shape()), tuple(s.get_shape())
+        ok = len(ss) <= len(xs)
+        if ok:
+            try:
+                ok = broadcast_shapes(xs, ss) == xs
+            except ShapeError:
+                ok = False
+        if not ok:
+            raise ShapeError(f"prelu: slope of shape {list(ss)} does not broadcast to {list(xs)}")
+        return [x]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        x, s = inputs
+        return [np.where(x < 0, x * s, x).astype(x.dtype)]
+
+
+NN_OPS: list[type[NNVMOp]] = [
+    DenseOp,
+    MatmulOp,
+    BatchMatmulOp,
+    BiasAddOp,
+    SoftmaxOp,
+    LogSoftmaxOp,
+    BatchNormOp,
+    LayerNormOp,
+    InstanceNormOp,
+    LRNOp,
+    PReluOp,
+]

@@ -1,3 +1,254 @@
-"""(being written) graph ops: pooling."""
+"""2-D pooling: windowed max/average and the global forms, in NCHW or a blocked NCHW<c>c layout.
 
-POOLING_OPS: list[type] = []
+padding is [top, left, bottom, right]. Output extents follow ONNX: floor by default; with
+ceil_mode the extent rounds up, but a window must start inside the input or its leading padding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from nnvm.dialects.nnvm.base import (
+    EvalContext,
+    NNVMOp,
+    ShapeError,
+    bool_prop,
+    ints_prop,
+    str_prop,
+    tensor,
+)
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float
+from nnvm.dialects.nnvm.layout import Layout
+from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+
+
+def pool_output_size(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_lo: int,
+    pad_hi: int,
+    dilation: int,
+    ceil_mode: bool,
+) -> int:
+    """Output extent of one pooled axis (ONNX rules, including the ceil-mode last-window rule)."""
+    span = size + pad_lo + pad_hi - dilation * (kernel - 1) - 1
+    if span < 0:
+        return 0
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    if (out - 1) * stride >= size + pad_lo:  # the last window would start in the trailing pad
+        out -= 1
+    return out
+
+
+def _window_index(
+    size: int, out: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For one axis: clipped input indices [out, kernel], a mask of those inside the input, and
+    a mask of those inside input + padding (ceil-mode windows may run past both)."""
+    pos = np.arange(out)[:, None] * stride + np.arange(kernel)[None, :] * dilation - pad_lo
+    inside = (pos >= 0) & (pos < size)
+    in_padded = (pos >= -pad_lo) & (pos < size + pad_hi)
+    return np.clip(pos, 0, size - 1), inside, in_padded
+
+
+class _LayoutOp(NNVMOp):
+    """Shared: an NCHW (or blocked NCHW<c>c) data layout."""
+
+    def _layout(self) -> Layout:
+        try:
+            return Layout.parse(self.attr("layout"), "NCHW")
+        except ValueError as err:
+            raise ShapeError(f"{self.name}: {err}") from None
+
+    def _check_dtype(self, t: TensorType, accept: str) -> None:
+        elt = t.element_type
+        ok = is_float(elt) if accept == "float" else not is_bool(elt)
+        if not ok:
+            raise ShapeError(f"{self.name} does not accept element type {elt}")
+
+
+class _Pool2DOp(_LayoutOp):
+    """Windowed pooling over H and W with strides, padding, dilation and ceil mode.
+
+    Each concrete op declares its properties itself, in the order they print.
+    """
+
+    ACCEPTS: ClassVar[str] = "float"
+
+    def _window(self) -> tuple[tuple[int, ...], ...]:
+        kernel, strides, pad, dil = (
+            self.attr("pool_size"),
+            self.attr("strides"),
+            self.attr("padding"),
+            self.attr("dilation"),
+        )
+        what = self.name.removeprefix("nnvm.")
+        if len(kernel) != 2 or len(strides) != 2 or len(dil) != 2 or len(pad) != 4:
+            raise ShapeError(f"{what}: pool_size, strides and dilation need 2 values, padding 4")
+        if min(kernel) < 1 or min(strides) < 1 or min(dil) < 1 or min(pad) < 0:
+            raise ShapeError(
+                f"{what}: pool_size, strides and dilation must be >= 1 and padding >= 0"
+            )
+        if max(pad[0], pad[2]) >= kernel[0] or max(pad[1], pad[3]) >= kernel[1]:
+            raise ShapeError(
+                f"{what}: padding {list(pad)} must be smaller than the pool size {list(kernel)}"
+            )
+        return kernel, strides, pad, dil
+
+    def _out_hw(self, h: int, w: int) -> tuple[int, int]:
+        (kh, kw), (sh, sw), pad, (dh, dw) = self._window()
+        ceil = self.attr("ceil_mode")
+        oh = pool_output_size(h, kh, sh, pad[0], pad[2], dh, ceil)
+        ow = pool_output_size(w, kw, sw, pad[1], pad[3], dw, ceil)
+        if oh < 1 or ow < 1:
+            raise ShapeError(f"{self.name}: the window does not fit the {h}x{w} input")
+        return oh, ow
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (x,) = operand_types
+        self._check_dtype(x, self.ACCEPTS)
+        layout = self._layout()
+        n, c, h, w = layout.logical_shape(x.get_shape(), "data")
+        oh, ow = self._out_hw(h, w)
+        return [tensor(layout.physical_shape((n, c, oh, ow), "result"), x.element_type)]
+
+    def _windows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Gathered windows [N, C, OH, KH, OW, KW] of canonical x, with the two masks."""
+        (kh, kw), (sh, sw), pad, (dh, dw) = self._window()
+        h, w = x.shape[2], x.shape[3]
+        oh, ow = self._out_hw(h, w)
+        ih, in_h, pad_h = _window_index(h, oh, kh, sh, pad[0], pad[2], dh)
+        iw, in_w, pad_w = _window_index(w, ow, kw, sw, pad[1], pad[3], dw)
+        vals = x[:, :, ih][:, :, :, :, iw]  # [N, C, OH, KH, OW, KW]
+        inside = in_h[:, :, None, None] & in_w[None, None, :, :]
+        in_padded = pad_h[:, :, None, None] & pad_w[None, None, :, :]
+        return vals, inside, in_padded
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        layout = self._layout()
+        x = layout.to_canonical(inputs[0])
+        out = self.pool(x).astype(inputs[0].dtype)
+        return [layout.from_canonical(out)]
+
+
+def _lowest(dtype: np.dtype) -> np.generic:
+    if np.issubdtype(dtype, np.floating):
+        return dtype.type(-np.inf)
+    return dtype.type(np.iinfo(dtype).min)
+
+
+@irdl_op_definition
+class MaxPool2DOp(_Pool2DOp):
+    """`nnvm.max_pool2d %x {pool_size = [3, 3], ...}`: window maximum; padding never wins."""
+
+    name = "nnvm.max_pool2d"
+    ACCEPTS: ClassVar[str] = "numeric"
+    data = operand_def()
+    result = result_def()
+    pool_size = ints_prop()
+    strides = ints_prop((1, 1))
+    padding = ints_prop((0, 0, 0, 0))
+    dilation = ints_prop((1, 1))
+    ceil_mode = bool_prop(False)
+    layout = str_prop("NCHW")
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        vals, inside, _ = self._windows(x)
+        return np.where(inside, vals, _lowest(x.dtype)).max(axis=(3, 5))
+
+
+@irdl_op_definition
+class AvgPool2DOp(_Pool2DOp):
+    """`nnvm.avg_pool2d %x {pool_size = [2, 2], ...}`: window mean. The divisor counts the
+    window's elements inside the input, or inside input + padding with count_include_pad (a
+    ceil-mode window running past the padding is clipped, as ONNX does)."""
+
+    name = "nnvm.avg_pool2d"
+    data = operand_def()
+    result = result_def()
+    pool_size = ints_prop()
+    strides = ints_prop((1, 1))
+    padding = ints_prop((0, 0, 0, 0))
+    dilation = ints_prop((1, 1))
+    ceil_mode = bool_prop(False)
+    count_include_pad = bool_prop(False)
+    layout = str_prop("NCHW")
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        vals, inside, in_padded = self._windows(x.astype(np.float64))
+        total = np.where(inside, vals, 0.0).sum(axis=(3, 5))
+        counted = in_padded if self.attr("count_include_pad") else inside
+        count = counted.sum(axis=(1, 3))
+        return total / np.maximum(count, 1)
+
+
+class _GlobalPool2DOp(_LayoutOp):
+    """Pooling over all of H and W: [N, C, H, W] -> [N, C, 1, 1] (in the op's layout)."""
+
+    data = operand_def()
+    result = result_def()
+    layout = str_prop("NCHW")
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    ACCEPTS: ClassVar[str] = "float"
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (x,) = operand_types
+        self._check_dtype(x, self.ACCEPTS)
+        layout = self._layout()
+        n, c, h, w = layout.logical_shape(x.get_shape(), "data")
+        if h < 1 or w < 1:
+            raise ShapeError(f"{self.name}: cannot pool an empty {h}x{w} input")
+        return [tensor(layout.physical_shape((n, c, 1, 1), "result"), x.element_type)]
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        layout = self._layout()
+        x = layout.to_canonical(inputs[0])
+        out = self.pool(x).astype(inputs[0].dtype)
+        return [layout.from_canonical(out)]
+
+
+@irdl_op_definition
+class GlobalAvgPool2DOp(_GlobalPool2DOp):
+    """`nnvm.global_avg_pool2d %x`: the mean of each (n, c) plane."""
+
+    name = "nnvm.global_avg_pool2d"
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+
+
+@irdl_op_definition
+class GlobalMaxPool2DOp(_GlobalPool2DOp):
+    """`nnvm.global_max_pool2d %x`: the maximum of each (n, c) plane."""
+
+    name = "nnvm.global_max_pool2d"
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def pool(self, x: np.ndarray) -> np.ndarray:
+        return x.max(axis=(2, 3), keepdims=True)
+
+
+POOLING_OPS: list[type[NNVMOp]] = [
+    MaxPool2DOp,
+    AvgPool2DOp,
+    GlobalAvgPool2DOp,
+    GlobalMaxPool2DOp,
+]

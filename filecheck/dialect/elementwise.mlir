@@ -203,3 +203,11 @@ func.func @cast(%x: tensor<4xf32>) -> tensor<4xi64> {
   %y = nnvm.cast %x {to = "int64"} : (tensor<4xf32>) -> tensor<4xi64>
   func.return %y : tensor<4xi64>
 }
+
+// Small floats keep MLIR's float spelling (a dot before the exponent) so they parse back.
+// CHECK-LABEL: @tiny_alpha
+// CHECK: nnvm.leaky_relu %x {alpha = 1.0e-05} : (tensor<4xf32>) -> tensor<4xf32>
+func.func @tiny_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = nnvm.leaky_relu %x {alpha = 1.0e-05} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
