@@ -5,6 +5,7 @@ dialects and passes a run actually uses."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -40,10 +41,10 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
-def _xdsl_pass(module: str, cls: str) -> PassFactory:
-    def load() -> type[ModulePass]:
-        import importlib
+def lazy_pass(module: str, cls: str) -> PassFactory:
+    """A factory that imports `module` and returns its pass class `cls` only when asked."""
 
+    def load() -> type[ModulePass]:
         return getattr(importlib.import_module(module), cls)
 
     return load
@@ -51,12 +52,14 @@ def _xdsl_pass(module: str, cls: str) -> PassFactory:
 
 #: The xDSL passes we reuse as they are.
 XDSL_PASSES: dict[str, PassFactory] = {
-    "cse": _xdsl_pass("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
-    "dce": _xdsl_pass("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
-    "canonicalize": _xdsl_pass("xdsl.transforms.canonicalize", "CanonicalizePass"),
-    "lower-affine": _xdsl_pass("xdsl.transforms.lower_affine", "LowerAffinePass"),
-    "convert-scf-to-cf": _xdsl_pass("xdsl.transforms.convert_scf_to_cf", "ConvertScfToCf"),
-    "reconcile-unrealized-casts": _xdsl_pass(
+    "cse": lazy_pass(
+        "xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"
+    ),
+    "dce": lazy_pass("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
+    "canonicalize": lazy_pass("xdsl.transforms.canonicalize", "CanonicalizePass"),
+    "lower-affine": lazy_pass("xdsl.transforms.lower_affine", "LowerAffinePass"),
+    "convert-scf-to-cf": lazy_pass("xdsl.transforms.convert_scf_to_cf", "ConvertScfToCf"),
+    "reconcile-unrealized-casts": lazy_pass(
         "xdsl.transforms.reconcile_unrealized_casts", "ReconcileUnrealizedCastsPass"
     ),
 }

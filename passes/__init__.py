@@ -2,17 +2,23 @@
 
 `PASSES` maps each command-line name to a lazy factory, read by nnvm.registry."""
 
-from collections.abc import Callable
-
-from xdsl.passes import ModulePass
+from nnvm.registry import PassFactory, lazy_pass
 
 
-def _infer_shapes() -> type[ModulePass]:
-    from nnvm.passes.infer_shapes import InferShapesPass
-
-    return InferShapesPass
+def _here(module: str, cls: str) -> PassFactory:
+    return lazy_pass(f"nnvm.passes.{module}", cls)
 
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "infer-shapes": _infer_shapes,
+PASSES: dict[str, PassFactory] = {
+    "infer-shapes": _here("infer_shapes", "InferShapesPass"),
+    "fold-constants": _here("fold_constants", "FoldConstantsPass"),
+    "fuse": _here("fuse", "FuseOpsPass"),
+    "plan-memory": _here("plan_memory", "PlanMemoryPass"),
+    "nnvm-O0": _here("pipelines", "O0"),
+    "nnvm-O1": _here("pipelines", "O1"),
+    "nnvm-O2": _here("pipelines", "O2"),
+    "nnvm-O3": _here("pipelines", "O3"),
+    "simplify-inference": _here("simplify_inference", "SimplifyInferencePass"),
+    "fold-scale-axis": _here("fold_scale_axis", "FoldScaleAxisPass"),
+    "alter-layout": _here("alter_layout", "AlterLayoutPass"),
 }

@@ -1,0 +1,203 @@
+"""fuse: group graph ops into kernels by op-pattern kind (TVM's fusion rules) and outline each
+group as `func.func private @fused_<ops>_<hash>`, called from the graph.
+
+The rules, walking the graph in order and offering each op to the group that produced one of
+its operands:
+* injective chains fuse: elemwise, broadcast and injective ops join each other's groups;
+* an out-elemwise-fusable op (conv2d, dense, matmul, pooling) absorbs its elementwise and
+  broadcast epilogue (bias, relu, the add of a residual) when the shape stays the same;
+* a reduction absorbs elementwise/broadcast producers, and its elementwise epilogue;
+* opaque ops stand alone;
+* a value used outside a group ends it: an op joins only the group whose output it is the sole
+  user of, so no intermediate of a group is ever needed elsewhere (and no cycle can form).
+
+One group is one kernel. The hash is structural (ops, shapes, attributes; not names), so
+identical groups share one function, one compile and one tuning record."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nnvm.dialects.nnvm.base import NNVMOp
+from nnvm.dialects.nnvm.sources import ConstantOp
+from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
+from nnvm.pass_statistics import record_statistic
+from nnvm.passes.graph_utils import is_source
+
+FUSED_PREFIX = "fused_"
+#: Attribute on each fused function: the pattern kind of the group (for schedules, plan-memory).
+PATTERN_ATTR = "nnvm.pattern"
+
+K = OpPatternKind
+
+
+@dataclass
+class Group:
+    ops: list[Operation]
+    kind: OpPatternKind
+
+    @property
+    def output(self) -> Operation:
+        return self.ops[-1]
+
+
+def _same_shape(a: SSAValue, b: SSAValue) -> bool:
+    return (
+        isinstance(a.type, TensorType)
+        and isinstance(b.type, TensorType)
+        and a.type.get_shape() == b.type.get_shape()
+    )
+
+
+def can_join(group: Group, op: Operation, via: SSAValue) -> bool:
+    """May `op` (a consumer of the group's output `via`) join `group`? The pattern-kind rules."""
+    kind = pattern_kind(op)
+    if group.kind <= K.INJECTIVE and kind <= K.INJECTIVE:
+        return True
+    if group.kind <= K.BROADCAST and kind == K.COMM_REDUCE:
+        return True
+    if group.kind in (K.OUT_ELEMWISE_FUSABLE, K.COMM_REDUCE) and kind <= K.BROADCAST:
+        return _same_shape(op.results[0], via)
+    return False
+
+
+def joined_kind(group_kind: OpPatternKind, kind: OpPatternKind) -> OpPatternKind:
+    if group_kind in (K.OUT_ELEMWISE_FUSABLE, K.COMM_REDUCE):
+        return group_kind
+    return max(group_kind, kind)
+
+
+@dataclass
+class GroupBuilder:
+    enable: bool
+    max_group_size: int
+    group_of: dict[Operation, Group] = field(default_factory=dict)
+    groups: list[Group] = field(default_factory=list)
+
+    def offer(self, op: Operation) -> None:
+        if self.enable and len(op.results) == 1 and pattern_kind(op) != K.OPAQUE:
+            for operand in op.operands:
+                producer = operand.owner
+                group = self.group_of.get(producer)  # type: ignore[arg-type]
+                if group is None or group.output is not producer or len(producer.results) != 1:
+                    continue
+                if any(use.operation is not op for use in producer.results[0].uses):
+                    continue  # the group's output is needed elsewhere: the group ends here
+                if len(group.ops) >= self.max_group_size or not can_join(group, op, operand):
+                    continue
+                group.ops.append(op)
+                group.kind = joined_kind(group.kind, pattern_kind(op))
+                self.group_of[op] = group
+                return
+        group = Group([op], pattern_kind(op))
+        self.groups.append(group)
+        self.group_of[op] = group
+
+
+def kernel_name(group: Group, digest: str) -> str:
+    names = [op.name.split(".", 1)[-1] for op in group.ops]
+    if len(names) > 6:
+        names = names[:5] + [f"and{len(names) - 5}more"]
+    return FUSED_PREFIX + "_".join(names) + "_" + digest[:8]
+
+
+def _structural_digest(fn: func.FuncOp) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(fn)
+    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+
+
+def outline(group: Group) -> tuple[func.FuncOp, list[SSAValue]]:
+    """A private function computing the group, and the values to call it with."""
+    members = set(group.ops)
+    inputs: list[SSAValue] = []
+    cloned_constants: dict[SSAValue, Operation] = {}
+    for op in group.ops:
+        for operand in op.operands:
+            owner = operand.owner
+            if owner in members or operand in inputs:
+                continue
+            if isinstance(owner, ConstantOp):
+                cloned_constants.setdefault(operand, owner)
+            else:
+                inputs.append(operand)
+    block = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
+    for value, const in cloned_constants.items():
+        clone = const.clone(clone_name_hints=False)
+        block.add_op(clone)
+        mapping[value] = clone.results[0]
+    for op in group.ops:
+        clone = op.clone(value_mapper=mapping, clone_name_hints=False)
+        for res in clone.results:
+            res.name_hint = None
+        block.add_op(clone)
+    outputs = [mapping[r] for r in group.output.results]
+    block.add_op(func.ReturnOp(*outputs))
+    fn = func.FuncOp(
+        "kernel",
+        ([v.type for v in inputs], [v.type for v in outputs]),
+        Region(block),
+        visibility="private",
+    )
+    fn.attributes[PATTERN_ATTR] = StringAttr(group.kind.label)
+    return fn, inputs
+
+
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Group ops into kernels by op-pattern kind and outline each group as a function."""
+
+    name = "fuse"
+
+    max_group_size: int = 256
+    """Largest number of graph ops in one kernel."""
+
+    enable: bool = True
+    """false: no fusion, every op becomes a kernel of its own."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        existing = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
+        by_digest: dict[str, str] = {}
+        for fn in list(existing.values()):
+            if fn.sym_name.data.startswith(FUSED_PREFIX) or not fn.body.blocks:
+                continue
+            builder = GroupBuilder(self.enable, max(1, self.max_group_size))
+            for node in fn.body.block.ops:
+                if isinstance(node, NNVMOp) and not is_source(node):
+                    builder.offer(node)
+            for group in builder.groups:
+                kernel, inputs = outline(group)
+                digest = _structural_digest(kernel)
+                name = by_digest.get(digest)
+                if name is None:
+                    name = kernel_name(group, digest)
+                    k = 1
+                    while name in existing:  # a different kernel with the same short name
+                        name = f"{kernel_name(group, digest)}_{k}"
+                        k += 1
+                    kernel.sym_name = StringAttr(name)
+                    op.body.block.add_op(kernel)
+                    existing[name] = kernel
+                    by_digest[digest] = name
+                else:
+                    kernel.erase()
+                call = func.CallOp(name, inputs, [r.type for r in group.output.results])
+                Rewriter.insert_op(call, InsertPoint.before(group.output))
+                for old, new in zip(group.output.results, call.results, strict=True):
+                    new.name_hint = old.name_hint
+                    old.replace_all_uses_with(new)
+                for member in reversed(group.ops):
+                    Rewriter.erase_op(member)
+            record_statistic(op, self.name, "groups", len(builder.groups), "kernels formed")
+        record_statistic(op, self.name, "kernels", len(by_digest), "distinct kernel functions")

@@ -1,0 +1,81 @@
+"""The opt-level pipelines, as NNVM had them: 0 nothing, 1 fuse, 2 adds fold-constants, 3 adds
+simplify-inference, fold-scale-axis and alter-layout, in NNVM's order so that transformed
+weights are precomputed into params before fusion. Every level that fuses also plans memory,
+which the runtime needs. Usable from nnvm-opt as `-p nnvm-O3` (or `nnvm-O0`..`nnvm-O2`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+PIPELINES: dict[int, tuple[str, ...]] = {
+    0: (),
+    1: ("fuse", "plan-memory"),
+    2: ("fold-constants", "fuse", "cse", "dce", "plan-memory"),
+    3: (
+        "simplify-inference",
+        "fold-scale-axis",
+        "alter-layout",
+        "fold-constants",
+        "fuse",
+        "cse",
+        "dce",
+        "plan-memory",
+    ),
+}
+
+
+def pipeline_passes(opt_level: int) -> list[ModulePass]:
+    """Pass instances of the graph pipeline for an opt level (0 to 3)."""
+    from nnvm.registry import pass_factories
+
+    if opt_level not in PIPELINES:
+        raise ValueError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
+    factories = pass_factories()
+    return [factories[name]()() for name in PIPELINES[opt_level]]
+
+
+class OptLevelPipeline(ModulePass):
+    """Base of the nnvm-O<n> passes: run the graph pipeline of one opt level."""
+
+    LEVEL: ClassVar[int]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in pipeline_passes(self.LEVEL):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class O0(OptLevelPipeline):
+    """Opt level 0: no graph transformation."""
+
+    name = "nnvm-O0"
+    LEVEL: ClassVar[int] = 0
+
+
+@dataclass(frozen=True)
+class O1(OptLevelPipeline):
+    """Opt level 1: fuse, plan-memory."""
+
+    name = "nnvm-O1"
+    LEVEL: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class O2(OptLevelPipeline):
+    """Opt level 2: fold-constants, fuse, cse, dce, plan-memory."""
+
+    name = "nnvm-O2"
+    LEVEL: ClassVar[int] = 2
+
+
+@dataclass(frozen=True)
+class O3(OptLevelPipeline):
+    """Opt level 3: simplify-inference, fold-scale-axis, alter-layout, then O2."""
+
+    name = "nnvm-O3"
+    LEVEL: ClassVar[int] = 3
