@@ -158,7 +158,10 @@ class FoldScaleBackward(RewritePattern):
             ReshapeOp.make(scale, shape=[extent] + [1] * (w_rank - 1)), _hint(scale, "w")
         )
         new_w = emit(MulOp.make(weight, w_scale), _hint(weight, "scaled"))
-        new_linear = emit(rebuild(linear, [data, new_w]))  # type: ignore[arg-type]
+        new_linear = emit(
+            rebuild(linear, [data, new_w]),  # type: ignore[arg-type]
+            linear.results[0].name_hint if bias_op is not None else None,
+        )
         if bias_op is not None and bias is not None:
             if isinstance(bias_op, BiasAddOp):
                 vec = emit(ReshapeOp.make(scale, shape=[extent]), _hint(scale, "vec"))
@@ -256,7 +259,5 @@ class FoldScaleAxisPass(ModulePass):
             [FoldScaleBackward(stats, cache), FoldScaleForward(stats, cache)], dce_enabled=False
         )
         PatternRewriteWalker(applier).rewrite_module(op)
-        record_statistic(
-            op, self.name, "backward", stats.backward, "output-channel scales folded"
-        )
+        record_statistic(op, self.name, "backward", stats.backward, "output-channel scales folded")
         record_statistic(op, self.name, "forward", stats.forward, "input-channel scales folded")

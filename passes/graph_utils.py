@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import ConstantLike
 
 from nnvm.dialects.nnvm.base import NNVMOp, attribute_from_python
@@ -61,9 +62,14 @@ def single_use(value: SSAValue) -> bool:
     return value.has_one_use()
 
 
-def erase_if_dead(op: Operation) -> None:
-    """Erase `op` once a rewrite has left its results unused (it is a pure graph op)."""
-    if op.parent is not None and all(not r.uses for r in op.results):
+def erase_if_dead(op: Operation, rewriter: PatternRewriter | None = None) -> None:
+    """Erase `op` once a rewrite has left its results unused (it is a pure graph op); inside a
+    pattern pass the rewriter, so the walker forgets the op too."""
+    if op.parent is None or any(r.uses for r in op.results):
+        return
+    if rewriter is not None:
+        rewriter.erase(op)
+    else:
         op.detach()
         op.erase()
 

@@ -1,0 +1,134 @@
+// RUN: nnvm-opt %s -p alter-layout | filecheck %s
+// RUN: nnvm-opt %s -p 'alter-layout{block=4}' | filecheck %s --check-prefix=B4
+// RUN: nnvm-opt %s -p alter-layout --mlir-pass-statistics -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: not nnvm-opt %s -p 'alter-layout{block=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: error: alter-layout: block must be >= 1, got 0
+// BAD-NOT: Traceback
+
+// A ResNet-style block: both convs go to NCHW8c / OIHW8i8o; bias_add, relu, the per-channel
+// scale, the residual add and both pools follow; one transform in, one out (before flatten).
+// CHECK-LABEL: func.func @residual
+// CHECK:         %x_NCHW8c = nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x16x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %w1_OIHW8i8o = nnvm.layout_transform %w1 {src_layout = "OIHW", dst_layout = "OIHW8i8o"} : (tensor<16x16x3x3xf32>) -> tensor<2x2x3x3x8x8xf32>
+// CHECK-NEXT:    %c1 = nnvm.conv2d %x_NCHW8c, %w1_OIHW8i8o {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x8x8x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %b1_1c11 = nnvm.reshape %b1 {shape = [1, 16, 1, 1]} : (tensor<16xf32>) -> tensor<1x16x1x1xf32>
+// CHECK-NEXT:    %b1_NCHW8c = nnvm.layout_transform %b1_1c11 {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x16x1x1xf32>) -> tensor<1x2x1x1x8xf32>
+// CHECK-NEXT:    %a1 = nnvm.add %c1, %b1_NCHW8c : (tensor<1x2x8x8x8xf32>, tensor<1x2x1x1x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %r1 = nnvm.relu %a1 : (tensor<1x2x8x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %w2_OIHW8i8o = nnvm.layout_transform %w2
+// CHECK-NEXT:    %c2 = nnvm.conv2d %r1, %w2_OIHW8i8o
+// CHECK-NEXT:    %s_NCHW8c = nnvm.layout_transform %s {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x16x1x1xf32>) -> tensor<1x2x1x1x8xf32>
+// CHECK-NEXT:    %m = nnvm.mul %c2, %s_NCHW8c : (tensor<1x2x8x8x8xf32>, tensor<1x2x1x1x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %sum = nnvm.add %m, %r1 : (tensor<1x2x8x8x8xf32>, tensor<1x2x8x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+// CHECK-NEXT:    %p = nnvm.max_pool2d %sum {pool_size = [2, 2], strides = [2, 2], layout = "NCHW8c"} : (tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32>
+// CHECK-NEXT:    %g = nnvm.global_avg_pool2d %p {layout = "NCHW8c"} : (tensor<1x2x4x4x8xf32>) -> tensor<1x2x1x1x8xf32>
+// CHECK-NEXT:    [[G:%.*]] = nnvm.layout_transform %g {src_layout = "NCHW8c", dst_layout = "NCHW"} : (tensor<1x2x1x1x8xf32>) -> tensor<1x16x1x1xf32>
+// CHECK-NEXT:    %f = nnvm.flatten [[G]] : (tensor<1x16x1x1xf32>) -> tensor<1x16xf32>
+// CHECK-NEXT:    func.return %f
+// With block=4 the kernel is OIHW4i4o.
+// B4-LABEL: func.func @residual
+// B4:         nnvm.conv2d %x_NCHW4c, %w1_OIHW4i4o {padding = [1, 1, 1, 1], data_layout = "NCHW4c", kernel_layout = "OIHW4i4o"} : (tensor<1x4x8x8x4xf32>, tensor<4x4x3x3x4x4xf32>) -> tensor<1x4x8x8x4xf32>
+func.func @residual(%x: tensor<1x16x8x8xf32>) -> tensor<1x16xf32> {
+  %w1 = nnvm.param "w1" : tensor<16x16x3x3xf32>
+  %b1 = nnvm.param "b1" : tensor<16xf32>
+  %w2 = nnvm.param "w2" : tensor<16x16x3x3xf32>
+  %s = nnvm.param "s" : tensor<1x16x1x1xf32>
+  %c1 = nnvm.conv2d %x, %w1 {padding = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %a1 = nnvm.bias_add %c1, %b1 : (tensor<1x16x8x8xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  %r1 = nnvm.relu %a1 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %c2 = nnvm.conv2d %r1, %w2 {padding = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %m = nnvm.mul %c2, %s : (tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %sum = nnvm.add %m, %r1 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %p = nnvm.max_pool2d %sum {pool_size = [2, 2], strides = [2, 2]} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  %g = nnvm.global_avg_pool2d %p : (tensor<1x16x4x4xf32>) -> tensor<1x16x1x1xf32>
+  %f = nnvm.flatten %g : (tensor<1x16x1x1xf32>) -> tensor<1x16xf32>
+  func.return %f : tensor<1x16xf32>
+}
+
+// Depthwise (kernel OIHW1i8o), pointwise, concat along C and avg pool stay blocked.
+// CHECK-LABEL: func.func @depthwise_concat
+// CHECK:         %wd_OIHW1i8o = nnvm.layout_transform %wd {src_layout = "OIHW", dst_layout = "OIHW1i8o"} : (tensor<8x1x3x3xf32>) -> tensor<1x1x3x3x1x8xf32>
+// CHECK-NEXT:    %d = nnvm.conv2d %x_NCHW8c, %wd_OIHW1i8o {padding = [1, 1, 1, 1], groups = 8, data_layout = "NCHW8c", kernel_layout = "OIHW1i8o"}
+// CHECK-NEXT:    %r = nnvm.clip %d {min = 0.0, max = 6.0} : (tensor<1x1x5x5x8xf32>) -> tensor<1x1x5x5x8xf32>
+// CHECK:         %cat = nnvm.concat %p, %d {axis = 1} : (tensor<1x1x5x5x8xf32>, tensor<1x1x5x5x8xf32>) -> tensor<1x2x5x5x8xf32>
+// CHECK-NEXT:    %av = nnvm.avg_pool2d %cat {pool_size = [3, 3], padding = [1, 1, 1, 1], layout = "NCHW8c"}
+// CHECK-NEXT:    [[AV:%.*]] = nnvm.layout_transform %av {src_layout = "NCHW8c", dst_layout = "NCHW"}
+// CHECK-NEXT:    func.return [[AV]]
+func.func @depthwise_concat(%x: tensor<1x8x5x5xf32>) -> tensor<1x16x5x5xf32> {
+  %wd = nnvm.param "wd" : tensor<8x1x3x3xf32>
+  %wp = nnvm.param "wp" : tensor<8x8x1x1xf32>
+  %d = nnvm.conv2d %x, %wd {padding = [1, 1, 1, 1], groups = 8} : (tensor<1x8x5x5xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x5x5xf32>
+  %r = nnvm.clip %d {min = 0.0, max = 6.0} : (tensor<1x8x5x5xf32>) -> tensor<1x8x5x5xf32>
+  %p = nnvm.conv2d %r, %wp : (tensor<1x8x5x5xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x5x5xf32>
+  %cat = nnvm.concat %p, %d {axis = 1} : (tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>) -> tensor<1x16x5x5xf32>
+  %av = nnvm.avg_pool2d %cat {pool_size = [3, 3], padding = [1, 1, 1, 1]} : (tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  func.return %av : tensor<1x16x5x5xf32>
+}
+
+// The input-channel block of the kernel is the largest divisor of the per-group input
+// channels that is <= 8: 12 input channels per group -> OIHW6i8o (data stays NCHW8c: C = 24).
+// CHECK-LABEL: func.func @kernel_input_block
+// CHECK:         nnvm.conv2d %x_NCHW8c, %w_OIHW6i8o {groups = 2, data_layout = "NCHW8c", kernel_layout = "OIHW6i8o"} : (tensor<1x3x4x4x8xf32>, tensor<2x2x1x1x6x8xf32>) -> tensor<1x2x4x4x8xf32>
+func.func @kernel_input_block(%x: tensor<1x24x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = nnvm.param "w" : tensor<16x12x1x1xf32>
+  %c = nnvm.conv2d %x, %w {groups = 2} : (tensor<1x24x4x4xf32>, tensor<16x12x1x1xf32>) -> tensor<1x16x4x4xf32>
+  func.return %c : tensor<1x16x4x4xf32>
+}
+
+// Left alone (NCHW): a conv over 3 input channels (conv2d has one data layout for input and
+// output), a conv with 10 output channels. A grouped conv is blocked (OIHW4i8o). Neighbours
+// get transforms back to NCHW: a runtime per-channel scale, an add with an NCHW
+// value, softmax, reshape, concat along H, concat of a blocked and an NCHW value.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NEXT:    %w3 = nnvm.param
+// CHECK-NEXT:    %w10 = nnvm.param
+// CHECK-NEXT:    %wg = nnvm.param
+// CHECK-NEXT:    %c3 = nnvm.conv2d %x, %w3 {padding = [1, 1, 1, 1]} : (tensor<1x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+// CHECK:         %c3_NCHW8c = nnvm.layout_transform %c3 {src_layout = "NCHW", dst_layout = "NCHW8c"}
+// CHECK:         %c = nnvm.conv2d %c3_NCHW8c, %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
+// CHECK-NEXT:    [[C:%.*]] = nnvm.layout_transform %c {src_layout = "NCHW8c", dst_layout = "NCHW"}
+// CHECK-NEXT:    %c10 = nnvm.conv2d [[C]], %w10 : (tensor<1x8x4x4xf32>, tensor<10x8x1x1xf32>) -> tensor<1x10x4x4xf32>
+// CHECK-NEXT:    %wg_OIHW4i8o = nnvm.layout_transform %wg {src_layout = "OIHW", dst_layout = "OIHW4i8o"}
+// CHECK-NEXT:    %cg = nnvm.conv2d %c, %wg_OIHW4i8o {groups = 2, data_layout = "NCHW8c", kernel_layout = "OIHW4i8o"}
+// CHECK-NEXT:    [[CG:%.*]] = nnvm.layout_transform %cg {src_layout = "NCHW8c", dst_layout = "NCHW"}
+// CHECK-NEXT:    %m = nnvm.mul [[C]], %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+// CHECK-NEXT:    %a = nnvm.add [[C]], %c3 : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+// CHECK-NEXT:    %sm = nnvm.softmax [[C]] {axis = 1}
+// CHECK-NEXT:    %rsh = nnvm.reshape [[C]] {shape = [8, 16]}
+// CHECK-NEXT:    %ch = nnvm.concat [[C]], [[C]] {axis = 2}
+// CHECK-NEXT:    %cm = nnvm.concat [[C]], %c3 {axis = 1}
+// CHECK-NEXT:    func.return %c10, [[CG]], %m
+func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>) -> (tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>) {
+  %w3 = nnvm.param "w3" : tensor<8x3x3x3xf32>
+  %w10 = nnvm.param "w10" : tensor<10x8x1x1xf32>
+  %wg = nnvm.param "wg" : tensor<8x4x1x1xf32>
+  %c3 = nnvm.conv2d %x, %w3 {padding = [1, 1, 1, 1]} : (tensor<1x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %w8 = nnvm.param "w8" : tensor<8x8x1x1xf32>
+  %c = nnvm.conv2d %c3, %w8 : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %c10 = nnvm.conv2d %c, %w10 : (tensor<1x8x4x4xf32>, tensor<10x8x1x1xf32>) -> tensor<1x10x4x4xf32>
+  %cg = nnvm.conv2d %c, %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %m = nnvm.mul %c, %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %a = nnvm.add %c, %c3 : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %sm = nnvm.softmax %c {axis = 1} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %rsh = nnvm.reshape %c {shape = [8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<8x16xf32>
+  %ch = nnvm.concat %c, %c {axis = 2} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x4xf32>
+  %cm = nnvm.concat %c, %c3 {axis = 1} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %c10, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
+}
+
+// Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
+// CHECK-LABEL: func.func @compose
+// CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
+// CHECK-NEXT:    func.return %x, %c
+func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<1x8x2x2xf32>) {
+  %a = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW2c"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x4x2x2x2xf32>
+  %b = nnvm.layout_transform %a {src_layout = "NCHW2c", dst_layout = "NCHW4c"} : (tensor<1x4x2x2x2xf32>) -> tensor<1x2x2x2x4xf32>
+  %c = nnvm.layout_transform %a {src_layout = "NCHW2c", dst_layout = "NCHW"} : (tensor<1x4x2x2x2xf32>) -> tensor<1x8x2x2xf32>
+  func.return %b, %c : tensor<1x2x2x2x4xf32>, tensor<1x8x2x2xf32>
+}
+
+// STATS:      'alter-layout'
+// STATS-NEXT:   (S) 7 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
+// STATS-NEXT:   (S) 10 data-transforms - runtime layout transforms (boundaries)

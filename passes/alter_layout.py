@@ -1,0 +1,386 @@
+"""alter-layout{block=8}: move conv2d and its neighbours to the blocked layout NCHW<b>c.
+
+A blocked layout keeps `b` channels innermost, so a convolution's inner loop is one vector of
+`b` output channels (8 x f32 = one AVX2 register). The pass is a set of local rewrites run to a
+fixed point:
+
+* each eligible NCHW/OIHW conv2d becomes a blocked conv2d wrapped in layout_transforms: data
+  NCHW -> NCHW<b>c before, NCHW<b>c -> NCHW after, and its weight OIHW -> OIHW<i>i<b>o with
+  i = the largest divisor of the per-group input channels <= b (depthwise: OIHW1i<b>o);
+  fold-constants later precomputes the weight transform into a new param;
+* a `NCHW<b>c -> NCHW` transform sinks below the ops that can follow the layout: unary
+  elementwise ops; binary broadcast ops whose other operand is in the same blocked layout, or
+  is a size-1-everywhere value, or is a constant-like per-channel vector ([C,1,1], [1,C,1,1],
+  which is reshaped and transformed to [1,C/b,1,1,b]); `bias_add {axis = 1}` (an add of the
+  blocked bias); the 2-D pools (their `layout` property); concat along C when every input is
+  in the same blocked layout;
+* back-to-back transforms compose: A->B->A disappears, A->B->C becomes A->C.
+
+So transforms remain only at the boundaries: in front of ops that need NCHW (reshape, flatten,
+dense, softmax, returns, ...). A conv2d is left in NCHW when its input or output channels are
+not divisible by `b` (conv2d has one data layout for input and output, so a first conv over 3
+channels stays NCHW). Grouped convs are blocked like any other (the kernel's input block divides
+the per-group input channels, so depthwise kernels are OIHW1i<b>o).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from nnvm.diagnostics import DiagnosticError
+from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
+from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
+from nnvm.dialects.nnvm.conv import Conv2DOp
+from nnvm.dialects.nnvm.dtypes import is_float
+from nnvm.dialects.nnvm.nn import BiasAddOp
+from nnvm.dialects.nnvm.pooling import POOLING_OPS
+from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
+from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp
+from nnvm.pass_statistics import record_statistic
+from nnvm.passes.graph_utils import erase_if_dead, is_constant_like, rebuild
+
+_BLOCKED_NCHW = re.compile(r"NCHW(\d+)c")
+
+
+@dataclass
+class _Stats:
+    convs: int = 0
+    followers: int = 0
+    composed: int = 0
+
+
+def largest_divisor_at_most(n: int, limit: int) -> int:
+    """The largest divisor of n that is <= limit (1 at worst)."""
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def blocked_source(value: SSAValue) -> tuple[SSAValue, str] | None:
+    """When `value` is `layout_transform(a, NCHW<b>c -> NCHW)`: (a, "NCHW<b>c")."""
+    op = value.owner
+    if not isinstance(op, LayoutTransformOp) or op.attr("dst_layout") != "NCHW":
+        return None
+    src = op.attr("src_layout")
+    if not _BLOCKED_NCHW.fullmatch(src):
+        return None
+    return op.input, src
+
+
+def _to_layout(value: SSAValue, src: str, dst: str) -> LayoutTransformOp:
+    return LayoutTransformOp.make(value, src_layout=src, dst_layout=dst)  # type: ignore[return-value]
+
+
+def _replace_with_blocked(
+    rewriter: PatternRewriter,
+    op: Operation,
+    prefix: list[Operation],
+    blocked: Operation,
+    layout: str,
+    old_inputs: list[SSAValue],
+) -> None:
+    """Replace `op` by `blocked` (computing in `layout`) and a transform back to NCHW, then drop
+    the transforms it read from if nothing else reads them."""
+    back = _to_layout(blocked.results[0], layout, "NCHW")
+    rewriter.replace(op, [*prefix, blocked, back])
+    for value in old_inputs:
+        if isinstance(value, OpResult) and isinstance(value.op, LayoutTransformOp):
+            erase_if_dead(value.op, rewriter)
+
+
+def channel_vector_to_layout(
+    vector: SSAValue, channels: int, layout: str
+) -> tuple[list[Operation], SSAValue]:
+    """A per-channel vector ([C], [C, 1, 1], [1, C, 1, 1]) as [1, C/b, 1, 1, b], to broadcast
+    against data in `layout`; the ops are small and constant-like for params."""
+    ops: list[Operation] = []
+    value = vector
+    if shape_of(value) != (1, channels, 1, 1):
+        reshape = ReshapeOp.make(value, shape=[1, channels, 1, 1])
+        ops.append(reshape)
+        value = reshape.results[0]
+    blocked = _to_layout(value, "NCHW", layout)
+    ops.append(blocked)
+    if vector.name_hint:
+        ops[-1].results[0].name_hint = f"{vector.name_hint}_{layout}"
+        if len(ops) == 2:
+            ops[0].results[0].name_hint = f"{vector.name_hint}_1c11"
+    return ops, blocked.results[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# conv2d: the op that wants the blocked layout
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BlockConv2D(RewritePattern):
+    """conv2d NCHW/OIHW -> layout_transform + conv2d NCHW<b>c/OIHW<i>i<b>o + layout_transform."""
+
+    block: int
+    stats: _Stats
+
+    def kernel_blocks(self, op: Conv2DOp) -> tuple[int, int] | None:
+        """(input-channel block, output-channel block) of the kernel, or None to leave op."""
+        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return None
+        x, w = op.operands
+        if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
+            return None
+        c, (o, i) = shape_of(x)[1], shape_of(w)[:2]
+        b = self.block
+        if c % b or o % b:
+            return None
+        return largest_divisor_at_most(i, b), b
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        blocks = self.kernel_blocks(op)
+        if blocks is None:
+            return
+        ib, ob = blocks
+        data_layout, kernel_layout = f"NCHW{self.block}c", f"OIHW{ib}i{ob}o"
+        x, w = op.operands
+        x_b = _to_layout(x, "NCHW", data_layout)
+        if x.name_hint:
+            x_b.results[0].name_hint = f"{x.name_hint}_{data_layout}"
+        w_b = _to_layout(w, "OIHW", kernel_layout)
+        if w.name_hint:
+            w_b.results[0].name_hint = f"{w.name_hint}_{kernel_layout}"
+        conv = rebuild(
+            op,
+            [x_b.results[0], w_b.results[0]],
+            data_layout=data_layout,
+            kernel_layout=kernel_layout,
+        )
+        _replace_with_blocked(rewriter, op, [x_b, w_b], conv, data_layout, [])
+        self.stats.convs += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Neighbours that follow the layout
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SinkThroughUnary(RewritePattern):
+    """f(NCHW<b>c -> NCHW (a)) -> NCHW<b>c -> NCHW (f(a)) for unary elementwise f."""
+
+    stats: _Stats
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (
+            not isinstance(op, NNVMOp)
+            or pattern_kind(op) != OpPatternKind.ELEMWISE
+            or len(op.operands) != 1
+            or len(op.results) != 1
+            or isinstance(op, LayoutTransformOp)
+        ):
+            return
+        source = blocked_source(op.operands[0])
+        if source is None or not is_static(op.results[0].type):
+            return
+        if shape_of(op.results[0]) != shape_of(op.operands[0]):
+            return
+        a, layout = source
+        _replace_with_blocked(rewriter, op, [], rebuild(op, [a]), layout, list(op.operands))
+        self.stats.followers += 1
+
+
+@dataclass
+class SinkThroughBinary(RewritePattern):
+    """g(blocked, blocked | ones-shaped | constant channel vector) computed in the blocked
+    layout; the channel vector is reshaped to [1, C, 1, 1] and transformed to [1, C/b, 1, 1, b]."""
+
+    stats: _Stats
+    cache: dict[SSAValue, bool] = field(default_factory=dict)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, BinaryBroadcastOp) or not is_static(op.results[0].type):
+            return
+        lhs, rhs = op.operands
+        sources = [blocked_source(lhs), blocked_source(rhs)]
+        if sources[0] is None and sources[1] is None:
+            return
+        if sources[0] is not None and sources[1] is not None:
+            if sources[0][1] != sources[1][1]:
+                return
+            layout = sources[0][1]
+            operands, prefix = [sources[0][0], sources[1][0]], []
+        else:
+            k = 0 if sources[0] is not None else 1
+            a, layout = sources[k]  # type: ignore[misc]
+            logical = shape_of(op.operands[k])
+            if shape_of(op.results[0]) != logical:
+                return  # the other operand grows the result: not a per-channel operand
+            other = op.operands[1 - k]
+            converted = self._convert_other(other, logical, layout)
+            if converted is None:
+                return
+            prefix, other_b = converted
+            operands = [a, other_b] if k == 0 else [other_b, a]
+        blocked = rebuild(op, operands)  # type: ignore[arg-type]
+        _replace_with_blocked(rewriter, op, prefix, blocked, layout, list(op.operands))
+        self.stats.followers += 1
+
+    def _convert_other(
+        self, other: SSAValue, logical: tuple[int, ...], layout: str
+    ) -> tuple[list[Operation], SSAValue] | None:
+        """The other operand in a form that broadcasts against the blocked one."""
+        if not is_static(other.type):
+            return None
+        shape = shape_of(other)
+        if len(shape) > len(logical):
+            return None
+        if all(d == 1 for d in shape):
+            return [], other  # the same value everywhere: any layout
+        channels = logical[1]
+        offset = len(logical) - len(shape)
+        per_channel = offset <= 1 and all(
+            d == (channels if offset + k == 1 else 1) for k, d in enumerate(shape)
+        )
+        if not per_channel or not is_constant_like(other, self.cache):
+            return None
+        return channel_vector_to_layout(other, channels, layout)
+
+
+@dataclass
+class SinkThroughBiasAdd(RewritePattern):
+    """bias_add {axis = 1} of a blocked tensor -> add of the bias in [1, C/b, 1, 1, b]."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BiasAddOp, rewriter: PatternRewriter) -> None:
+        source = blocked_source(op.data)
+        if source is None or normalize_axis(op.attr("axis"), 4) != 1:
+            return
+        a, layout = source
+        prefix, bias_b = channel_vector_to_layout(op.bias, shape_of(op.data)[1], layout)
+        blocked = AddOp.make(a, bias_b)
+        blocked.location = op.location
+        _replace_with_blocked(rewriter, op, prefix, blocked, layout, [op.data])
+        self.stats.followers += 1
+
+
+@dataclass
+class SinkThroughPool(RewritePattern):
+    """A 2-D pool of a blocked tensor pools in the blocked layout (its `layout` property)."""
+
+    stats: _Stats
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, tuple(POOLING_OPS)) or op.attr("layout") != "NCHW":  # type: ignore[attr-defined]
+            return
+        source = blocked_source(op.operands[0])
+        if source is None:
+            return
+        a, layout = source
+        blocked = rebuild(op, [a], layout=layout)  # type: ignore[arg-type]
+        _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
+        self.stats.followers += 1
+
+
+@dataclass
+class SinkThroughConcat(RewritePattern):
+    """concat along C of tensors all in one blocked layout concatenates the C/b blocks."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        if not op.operands or len(shape_of(op.result)) != 4:
+            return
+        if normalize_axis(op.attr("axis"), 4) != 1:
+            return
+        sources = [blocked_source(v) for v in op.operands]
+        if any(s is None for s in sources) or len({s[1] for s in sources}) != 1:  # type: ignore[index]
+            return
+        layout = sources[0][1]  # type: ignore[index]
+        blocked = rebuild(op, [s[0] for s in sources], axis=1)  # type: ignore[index]
+        _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
+        self.stats.followers += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Canonicalization: compose back-to-back transforms
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ComposeLayoutTransforms(RewritePattern):
+    """lt(lt(x, A -> B), B -> A) -> x and lt(lt(x, A -> B), B -> C) -> lt(x, A -> C); a
+    transform to its own layout is x."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LayoutTransformOp, rewriter: PatternRewriter) -> None:
+        src, dst = op.attr("src_layout"), op.attr("dst_layout")
+        if src == dst:
+            rewriter.replace(op, [], [op.input])
+            self.stats.composed += 1
+            return
+        inner = op.input.owner
+        if not isinstance(inner, LayoutTransformOp) or inner.attr("dst_layout") != src:
+            return
+        first = inner.attr("src_layout")
+        if first == dst:
+            rewriter.replace(op, [], [inner.input])
+        else:
+            rewriter.replace(op, [_to_layout(inner.input, first, dst)])
+        erase_if_dead(inner, rewriter)
+        self.stats.composed += 1
+
+
+@dataclass(frozen=True)
+class AlterLayoutPass(ModulePass):
+    """Blocked NCHW<block>c layouts for conv2d and the ops around it."""
+
+    name = "alter-layout"
+
+    block: int = 8
+    """The channel block: 8 f32 lanes fill one AVX2 vector."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.block < 1:
+            raise DiagnosticError(None, f"alter-layout: block must be >= 1, got {self.block}")
+        stats = _Stats()
+        patterns: list[RewritePattern] = [
+            ComposeLayoutTransforms(stats),
+            BlockConv2D(self.block, stats),
+            SinkThroughUnary(stats),
+            SinkThroughBinary(stats),
+            SinkThroughBiasAdd(stats),
+            SinkThroughPool(stats),
+            SinkThroughConcat(stats),
+        ]
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        PatternRewriteWalker(applier).rewrite_module(op)
+        cache: dict[SSAValue, bool] = {}
+        runtime = sum(
+            1
+            for o in op.walk()
+            if isinstance(o, LayoutTransformOp) and not is_constant_like(o.input, cache)
+        )
+        record_statistic(op, self.name, "blocked-convs", stats.convs, "conv2d ops blocked")
+        record_statistic(
+            op, self.name, "followers", stats.followers, "neighbours moved to the blocked layout"
+        )
+        record_statistic(
+            op, self.name, "composed", stats.composed, "back-to-back layout transforms composed"
+        )
+        record_statistic(
+            op, self.name, "data-transforms", runtime, "runtime layout transforms (boundaries)"
+        )
