@@ -1,0 +1,89 @@
+"""The opt-level pipelines on the frontend's models: results unchanged (reference executor
+before and after, and against onnxruntime), batch norms gone at O3, kernels and planned memory
+reported."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from nnvm.frontend import from_onnx
+from nnvm.param_store import attach_params, params_of
+from nnvm.pass_statistics import statistics_of
+from nnvm.passes.pipelines import pipeline_passes
+from nnvm.reference import run_reference
+from nnvm.registry import make_context
+from nnvm.testing import onnx_models
+
+MODELS = {
+    "resnet": onnx_models.resnet_like,
+    "mobilenet": onnx_models.mobilenet_like,
+    "transformer": onnx_models.transformer_encoder,
+    "lstm": onnx_models.lstm_model,
+    "mlp": onnx_models.mlp,
+}
+
+
+def optimize(model, level: int):
+    module, params = from_onnx(model)
+    attach_params(module, params)
+    ctx = make_context()
+    for p in pipeline_passes(level):
+        p.apply(ctx, module)
+        module.verify()
+    return module, params_of(module)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_pipeline_keeps_results(name: str, level: int) -> None:
+    model = MODELS[name]()
+    inputs = onnx_models.random_inputs(model, seed=1)
+    expected = ort.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    ).run(None, inputs)
+    module, params = optimize(model, level)
+    got = run_reference(module, params, inputs)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-4)
+    names = [op.name for op in module.walk()]
+    if level == 3:
+        assert "nnvm.batch_norm" not in names
+    assert any(n == "func.call" for n in names)
+
+
+def report(module) -> dict[str, int]:
+    stats = statistics_of(module)
+    return {
+        "kernels": stats["fuse"]["kernels"].value,
+        "groups": stats["fuse"]["groups"].value,
+        "planned": stats["plan-memory"]["planned-bytes"].value,
+        "naive": stats["plan-memory"]["naive-bytes"].value,
+    }
+
+
+def test_o3_on_small_resnet_folds_batch_norm_into_kernels() -> None:
+    module, _ = optimize(MODELS["resnet"](), 3)
+    r = report(module)
+    assert r["planned"] < r["naive"]
+    assert r["kernels"] <= r["groups"]
+
+
+@pytest.mark.slow
+def test_o3_on_resnet18(capsys) -> None:
+    model = onnx_models.resnet_like(image=224, width=64, stages=(2, 2, 2, 2), num_classes=1000)
+    inputs = onnx_models.random_inputs(model, seed=0)
+    module0, params0 = from_onnx(model)
+    before = run_reference(module0, params0, inputs)
+    module, params = optimize(model, 3)
+    after = run_reference(module, params, inputs)
+    np.testing.assert_allclose(after[0], before[0], rtol=1e-3, atol=1e-3)
+    assert "nnvm.batch_norm" not in [op.name for op in module.walk()]
+    r = report(module)
+    with capsys.disabled():
+        print(
+            f"\nResNet-18 at O3: {r['groups']} kernel calls, {r['kernels']} distinct kernels, "
+            f"arena {r['planned'] / 2**20:.1f} MiB vs naive {r['naive'] / 2**20:.1f} MiB"
+        )
+    assert r["planned"] < r["naive"] / 2
