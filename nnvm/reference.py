@@ -64,7 +64,16 @@ def _evaluate_op(
     module: ModuleOp, op: Operation, inputs: list[np.ndarray], ctx: EvalContext
 ) -> list[np.ndarray]:
     if isinstance(op, NNVMOp):
-        return op.evaluate(inputs, ctx)
+        try:
+            return op.evaluate(inputs, ctx)
+        except KeyError as err:  # a param missing from the store
+            detail = err.args[0] if err.args else err
+            raise ReferenceError(f"{op.name}: {detail}") from err
+        except (ValueError, IndexError) as err:
+            # Keep the type (callers match on it) but say which op hit it.
+            if err.args and isinstance(err.args[0], str) and not err.args[0].startswith(op.name):
+                err.args = (f"{op.name}: {err.args[0]}", *err.args[1:])
+            raise
     if isinstance(op, func.CallOp):
         callee = find_function(module, op.callee.root_reference.data)
         return run_function(module, callee, inputs, ctx)

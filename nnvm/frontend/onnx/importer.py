@@ -1,0 +1,523 @@
+"""ONNX model -> graph-dialect module (`func.func @main`) plus a params store.
+
+The importer walks the nodes in order, keeps values known at import time as numpy arrays
+(initializers, Constants, folded shape arithmetic) and emits only real compute. Everything it
+cannot express is collected, so one error lists the model's whole gap."""
+
+from __future__ import annotations
+
+import os
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import helper, numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+
+from nnvm.dialects.nnvm.base import tensor
+from nnvm.dialects.nnvm.dtypes import element_type_of
+from nnvm.dialects.nnvm.sources import ParamOp
+from nnvm.errors import UserError
+from nnvm.frontend.onnx import ops as _ops  # noqa: F401  (registers the converters)
+from nnvm.frontend.onnx.builder import (
+    GraphBuilder,
+    ImportShapeError,
+    Known,
+    NeedsKnownValue,
+    Unsupported,
+    Value,
+)
+from nnvm.frontend.onnx.registry import CONVERTERS, NodeContext
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+ShapeArg = Mapping[str, Sequence[int]]
+
+
+class OnnxImportError(UserError):
+    """The model uses unsupported ops/attributes, or needs input values at import time.
+
+    `problems` lists one line per unsupported node; `needs_known_inputs` names graph inputs
+    that feed shape/axes/pads positions (a caller holding their values can fold them)."""
+
+    def __init__(
+        self,
+        message: str,
+        location: str | None,
+        problems: list[str],
+        needs_known_inputs: list[str],
+    ):
+        super().__init__(message, location)
+        self.problems = problems
+        self.needs_known_inputs = needs_known_inputs
+
+
+class MissingShapeError(UserError):
+    """Inputs with symbolic or unknown dims and no shape given (`inputs` names them)."""
+
+    def __init__(self, message: str, location: str | None, inputs: list[str]):
+        super().__init__(message, location)
+        self.inputs = inputs
+
+
+class _Poison:
+    """The output of a node that could not be converted (its consumers are skipped)."""
+
+
+POISON = _Poison()
+
+
+@dataclass
+class _Problems:
+    lines: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
+
+    def add(self, label: str, op_type: str, opset: int, what: str) -> None:
+        self.lines.append(f"node {label} ({op_type}, opset {opset}): {what}")
+
+
+def load_model(
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+) -> tuple[onnx.ModelProto, str | None]:
+    """The ModelProto and the file it came from; unreadable or malformed files are UserErrors."""
+    if isinstance(model, onnx.ModelProto):
+        return model, None
+    if isinstance(model, bytes | bytearray):
+        where = None
+        try:
+            proto = onnx.load_model_from_string(bytes(model))
+        except (DecodeError, ValueError, RuntimeError) as err:
+            raise UserError(f"not a valid ONNX model: {err}") from None
+    else:
+        where = os.fspath(model)
+        if not os.path.isfile(where):
+            raise UserError("cannot read the model: no such file", where)
+        try:
+            proto = onnx.load(where)
+        except (DecodeError, ValueError, RuntimeError, OSError, UnicodeDecodeError) as err:
+            raise UserError(f"not a valid ONNX model: {err}", where) from None
+    if proto.ir_version <= 0 or not proto.HasField("graph"):
+        raise UserError("not a valid ONNX model (no IR version or no graph)", where)
+    return proto, where
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in DEFAULT_DOMAINS:
+            return int(entry.version)
+    return 1
+
+
+def _label(node: onnx.NodeProto, index: int) -> str:
+    if node.name:
+        return repr(node.name)
+    first = next((o for o in node.output if o), "")
+    return f"#{index}" + (f" (output {first!r})" if first else "")
+
+
+def _numpy_dtype(elem_type: int, what: str) -> np.dtype:
+    try:
+        dt = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+        element_type_of(dt)
+        return dt
+    except (KeyError, TypeError, ValueError):
+        name = (
+            onnx.TensorProto.DataType.Name(elem_type)
+            if elem_type in onnx.TensorProto.DataType.values()
+            else str(elem_type)
+        )
+        raise Unsupported(f"{what} has unsupported element type {name}") from None
+
+
+def _topological(
+    nodes: Sequence[onnx.NodeProto], available: set[str]
+) -> list[tuple[int, onnx.NodeProto]]:
+    """Nodes in an order where every input is defined first (ONNX requires it; be lenient)."""
+    ordered: list[tuple[int, onnx.NodeProto]] = []
+    defined = set(available)
+    pending = list(enumerate(nodes))
+    while pending:
+        rest = []
+        for index, node in pending:
+            if all(not n or n in defined for n in node.input):
+                ordered.append((index, node))
+                defined.update(o for o in node.output if o)
+            else:
+                rest.append((index, node))
+        if len(rest) == len(pending):
+            ordered.extend(rest)  # undefined inputs: reported when the node is reached
+            break
+        pending = rest
+    return ordered
+
+
+class OnnxImporter:
+    """One import of one model (see `from_onnx`)."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        where: str | None,
+        shape: ShapeArg | None,
+        dtype: str | Mapping[str, str],
+        known_inputs: Mapping[str, np.ndarray] | None,
+    ):
+        self.model = model
+        self.graph = model.graph
+        self.where = where
+        self.shape = dict(shape or {})
+        self.dtype = dtype
+        self.known_inputs = dict(known_inputs or {})
+        self.opset = default_opset(model)
+        self.values: dict[str, Value | _Poison] | ChainMap[str, Value | _Poison] = {}
+        self.block = Block()
+        self.builder = GraphBuilder(self.block)
+        self.problems = _Problems()
+
+    def error(self, message: str) -> UserError:
+        return UserError(message, self.where)
+
+    # -- graph inputs and initializers ---------------------------------------------------------
+
+    def _initializers(self) -> None:
+        for init in self.graph.initializer:
+            try:
+                array = numpy_helper.to_array(init)
+                dtype = _numpy_dtype(init.data_type, f"initializer {init.name!r}")
+            except Unsupported as err:
+                self.problems.lines.append(str(err))
+                self.values[init.name] = POISON
+                continue
+            except Exception as err:  # noqa: BLE001 - corrupt tensor data
+                raise self.error(f"initializer {init.name!r} cannot be read: {err}") from None
+            self.values[init.name] = Known(np.asarray(array, dtype=dtype), init.name, weight=True)
+        for sparse in self.graph.sparse_initializer:
+            self.problems.lines.append(
+                f"sparse initializer {sparse.values.name!r} is not supported"
+            )
+            self.values[sparse.values.name] = POISON
+
+    def _input_dtype(self, name: str, elem_type: int) -> np.dtype:
+        if isinstance(self.dtype, Mapping) and name in self.dtype:
+            return np.dtype(self.dtype[name])
+        if elem_type == 0:
+            return np.dtype(self.dtype if isinstance(self.dtype, str) else "float32")
+        return _numpy_dtype(elem_type, f"input {name!r}")
+
+    def _input_shape(self, vi: onnx.ValueInfoProto, missing: list[str]) -> tuple[int, ...] | None:
+        ttype = vi.type.tensor_type
+        declared: list[int | str] | None = None
+        if ttype.HasField("shape"):
+            declared = [
+                int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+                for d in ttype.shape.dim
+            ]
+        given = self.shape.get(vi.name)
+        if given is None:
+            if declared is None or any(isinstance(d, str) for d in declared):
+                shown = (
+                    "unknown rank"
+                    if declared is None
+                    else "[" + ", ".join(map(str, declared)) + "]"
+                )
+                missing.append(f"{vi.name!r} ({shown})")
+                return None
+            return tuple(int(d) for d in declared)  # type: ignore[arg-type]
+        try:
+            dims = tuple(int(d) for d in given)
+        except (TypeError, ValueError):
+            raise self.error(
+                f"shape for input {vi.name!r} must be a list of integers, got {given!r}"
+            ) from None
+        if any(d < 0 for d in dims):
+            raise self.error(f"shape for input {vi.name!r} has a negative dimension: {list(dims)}")
+        if declared is not None and (
+            len(declared) != len(dims)
+            or any(isinstance(d, int) and d != g for d, g in zip(declared, dims, strict=False))
+        ):
+            raise self.error(
+                f"shape {list(dims)} given for input {vi.name!r} is inconsistent with the model's "
+                f"declared shape [{', '.join(map(str, declared))}]"
+            )
+        return dims
+
+    def _graph_inputs(self) -> tuple[list[str], list[Any]]:
+        initialized = {t.name for t in self.graph.initializer}
+        names, types, missing, missing_names = [], [], [], []
+        real_inputs = [vi for vi in self.graph.input if vi.name not in initialized]
+        known_names = {vi.name for vi in real_inputs}
+        for key in self.shape:
+            if key not in known_names:
+                raise self.error(
+                    f"shape given for {key!r}, which is not a graph input (inputs: "
+                    + ", ".join(repr(n) for n in sorted(known_names))
+                    + ")"
+                )
+        for vi in real_inputs:
+            kind = vi.type.WhichOneof("value")
+            if kind != "tensor_type":
+                self.problems.lines.append(
+                    f"input {vi.name!r}: {kind or 'untyped'} inputs are not supported"
+                )
+                self.values[vi.name] = POISON
+                continue
+            try:
+                dt = self._input_dtype(vi.name, vi.type.tensor_type.elem_type)
+            except Unsupported as err:
+                self.problems.lines.append(str(err))
+                self.values[vi.name] = POISON
+                continue
+            if vi.name in self.known_inputs:
+                array = np.asarray(self.known_inputs[vi.name]).astype(dt, copy=False)
+                self.values[vi.name] = Known(array, vi.name)
+                continue
+            dims = self._input_shape(vi, missing)
+            if dims is None:
+                missing_names.append(vi.name)
+                continue
+            names.append(vi.name)
+            types.append(tensor(dims, element_type_of(dt)))
+        if missing:
+            raise MissingShapeError(
+                "the shape of input "
+                + ", ".join(missing)
+                + " is not fully known; pass it with shape={name: [dims...]} "
+                "(nnvm-translate: --shape NAME=D0,D1,...)",
+                self.where,
+                missing_names,
+            )
+        return names, types
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def _needs(self, value: SSAValue, arg_names: list[str]) -> list[str]:
+        """Graph inputs that `value` depends on (walking its definitions upwards)."""
+        seen: set[int] = set()
+        found: list[str] = []
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if isinstance(v, BlockArgument):
+                name = arg_names[v.index]
+                if name not in found:
+                    found.append(name)
+            elif v.owner is not None:
+                stack.extend(v.owner.operands)  # type: ignore[union-attr]
+        return found
+
+    def _convert_nodes(self, arg_names: list[str], nodes: Sequence[onnx.NodeProto]) -> None:
+        available = set(self.values)
+        for index, node in _topological(nodes, available):
+            label = _label(node, index)
+            opset = self.opset
+            if node.domain not in DEFAULT_DOMAINS:
+                self.problems.add(
+                    label, f"{node.domain}.{node.op_type}", opset, "op domain not supported"
+                )
+                self._poison(node)
+                continue
+            conv = CONVERTERS.get(node.op_type)
+            if conv is None:
+                self.problems.add(label, node.op_type, opset, "op type not supported")
+                self._poison(node)
+                continue
+            bad_attrs = sorted(a.name for a in node.attribute if a.name not in conv.attrs)
+            inputs: list[Value | None] = []
+            poisoned = False
+            for name in node.input:
+                if not name:
+                    inputs.append(None)
+                    continue
+                if name not in self.values:
+                    raise self.error(
+                        f"node {label} ({node.op_type}) uses {name!r}, which no graph input, "
+                        "initializer or earlier node defines"
+                    )
+                v = self.values[name]
+                if isinstance(v, _Poison):
+                    poisoned = True
+                    inputs.append(None)
+                else:
+                    inputs.append(v)
+            if bad_attrs:
+                self.problems.add(
+                    label,
+                    node.op_type,
+                    opset,
+                    "attribute " + ", ".join(bad_attrs) + " not supported",
+                )
+            if opset < conv.since:
+                self.problems.add(label, node.op_type, opset, f"needs opset >= {conv.since}")
+            if bad_attrs or poisoned or opset < conv.since:
+                self._poison(node)
+                continue
+            ctx = NodeContext(node, opset, inputs, self.builder, self._subgraph_runner(arg_names))
+            try:
+                outs = list(conv.fn(ctx))
+            except NeedsKnownValue as err:
+                deps = self._needs(err.value, arg_names)
+                for d in deps:
+                    if d not in self.problems.needs:
+                        self.problems.needs.append(d)
+                dep_text = (
+                    f" (it depends on graph input {', '.join(map(repr, deps))})" if deps else ""
+                )
+                self.problems.add(label, node.op_type, opset, f"{err}{dep_text}")
+                self._poison(node)
+                continue
+            except Unsupported as err:
+                self.problems.add(label, node.op_type, opset, str(err))
+                self._poison(node)
+                continue
+            except ImportShapeError as err:
+                raise self.error(f"node {label} ({node.op_type}): {err}") from None
+            except (TypeError, ValueError, IndexError, KeyError) as err:
+                # Malformed attributes (a required one missing, a wrong type) and the like.
+                self.problems.add(label, node.op_type, opset, f"cannot convert: {err}")
+                self._poison(node)
+                continue
+            self._bind_outputs(node, label, opset, outs)
+
+    def _subgraph_runner(self, arg_names: list[str]) -> Callable[..., list[Value]]:
+        def run(graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> list[Value]:
+            return self._run_subgraph(graph, bindings, arg_names)
+
+        return run
+
+    def _run_subgraph(
+        self, graph: onnx.GraphProto, bindings: Mapping[str, Value], arg_names: list[str]
+    ) -> list[Value]:
+        """Convert a control-flow body inline: its inputs bound to `bindings`, outer values
+        visible by name (ONNX scoping); problems inside become one Unsupported for the node."""
+        outer_values, outer_problems = self.values, self.problems
+        local: dict[str, Value | _Poison] = dict(bindings)
+        for init in graph.initializer:
+            local[init.name] = Known(numpy_helper.to_array(init), init.name, weight=True)
+        self.values = ChainMap(local, outer_values)  # type: ignore[assignment]
+        self.problems = _Problems()
+        try:
+            self._convert_nodes(arg_names, graph.node)
+            for d in self.problems.needs:
+                if d not in outer_problems.needs:
+                    outer_problems.needs.append(d)
+            if self.problems.lines:
+                raise Unsupported("in its body: " + "; ".join(self.problems.lines))
+            outs = [self.values.get(o.name) for o in graph.output]
+            if any(v is None or isinstance(v, _Poison) for v in outs):
+                raise Unsupported("its body does not produce all of its outputs")
+            return outs  # type: ignore[return-value]
+        finally:
+            self.values, self.problems = outer_values, outer_problems
+
+    def _poison(self, node: onnx.NodeProto) -> None:
+        for name in node.output:
+            if name:
+                self.values[name] = POISON
+
+    def _bind_outputs(
+        self, node: onnx.NodeProto, label: str, opset: int, outs: list[Value | None]
+    ) -> None:
+        for k, name in enumerate(node.output):
+            if not name:
+                continue
+            v = outs[k] if k < len(outs) else None
+            if v is None:
+                self.problems.add(
+                    label, node.op_type, opset, f"output #{k} ({name!r}) not supported"
+                )
+                self.values[name] = POISON
+                continue
+            if isinstance(v, Known):
+                v = Known(v.array, name, v.weight)
+            self.values[name] = v
+
+    # -- the function --------------------------------------------------------------------------
+
+    def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+        self._initializers()
+        arg_names, arg_types = self._graph_inputs()
+        self.block = Block(arg_types=arg_types)
+        self.builder = GraphBuilder(self.block)
+        for name, arg in zip(arg_names, self.block.args, strict=True):
+            arg.name_hint = _hint(name)
+            self.values[name] = arg
+        self._convert_nodes(arg_names, self.graph.node)
+        results: list[SSAValue] = []
+        out_names: list[str] = []
+        for vi in self.graph.output:
+            v = self.values.get(vi.name)
+            if v is None:
+                raise self.error(f"graph output {vi.name!r} is not produced by any node or input")
+            if isinstance(v, _Poison):
+                continue
+            try:
+                results.append(self.builder.value(v))
+            except Unsupported as err:
+                self.problems.lines.append(f"graph output {vi.name!r}: {err}")
+                continue
+            out_names.append(vi.name)
+        if self.problems.lines:
+            n = len(self.problems.lines)
+            message = (
+                f"cannot import the model (opset {self.opset}): {n} unsupported "
+                + ("item" if n == 1 else "items")
+                + ":\n  "
+                + "\n  ".join(self.problems.lines)
+            )
+            raise OnnxImportError(message, self.where, self.problems.lines, self.problems.needs)
+        self.block.add_op(func.ReturnOp(*results))
+        _dead_code_elimination(self.block, self.builder.params)
+        fn = func.FuncOp(
+            "main",
+            (arg_types, [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=_name_attrs(arg_names),
+            res_attrs=_name_attrs(out_names),
+        )
+        return ModuleOp([fn]), self.builder.params
+
+
+def _hint(name: str) -> str | None:
+    """An SSA name hint from an ONNX name, when it is a valid identifier."""
+    cleaned = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    return cleaned if cleaned and (cleaned[0].isalpha() or cleaned[0] == "_") else None
+
+
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({"nnvm.name": StringAttr(n)}) for n in names])
+
+
+def _dead_code_elimination(block: Block, params: dict[str, np.ndarray]) -> None:
+    """Drop ops whose results are unused (dead branches of the graph, unused params)."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, func.ReturnOp) or any(r.first_use is not None for r in op.results):
+            continue
+        if isinstance(op, ParamOp):
+            params.pop(op.key, None)
+        op.erase()
+
+
+def from_onnx(
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+    shape: ShapeArg | None = None,
+    dtype: str | Mapping[str, str] = "float32",
+    *,
+    known_inputs: Mapping[str, np.ndarray] | None = None,
+) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """Import an ONNX model as a graph-dialect module with a `main` function and its params.
+
+    `shape` gives concrete shapes for inputs with symbolic dims; `dtype` is the element type
+    of inputs that declare none (or a per-input mapping that overrides the model). Inputs in
+    `known_inputs` are folded as constants (how the ONNX backend specializes on shape-like
+    inputs). Raises UserError (OnnxImportError for unsupported content)."""
+    proto, where = load_model(model)
+    return OnnxImporter(proto, where, shape, dtype, known_inputs).run()

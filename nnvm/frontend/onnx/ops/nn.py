@@ -1,0 +1,705 @@
+"""Converters for ONNX neural-network ops: convolution, matrix products, pooling,
+normalizations, softmax and LSTM."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from nnvm.frontend.onnx.builder import Known, Unsupported, Value
+from nnvm.frontend.onnx.registry import NodeContext, converter
+
+# -- padding and windows -------------------------------------------------------------------------
+
+
+def window_pads(
+    ctx: NodeContext,
+    in_spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> list[int]:
+    """ONNX pads [begins..., ends...] after resolving `auto_pad`."""
+    n = len(in_spatial)
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    if auto_pad == "NOTSET":
+        pads = list(ctx.attr("pads") or [0] * (2 * n))
+        if len(pads) != 2 * n:
+            raise Unsupported(f"pads has {len(pads)} values for {n} spatial axes")
+        return [int(p) for p in pads]
+    if auto_pad == "VALID":
+        return [0] * (2 * n)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise Unsupported(f"auto_pad={auto_pad!r} not supported")
+    begins, ends = [], []
+    for size, k, s, d in zip(in_spatial, kernel, strides, dilations, strict=True):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+def _as_2d(ctx: NodeContext, x: Value) -> Value:
+    """[N, C, W] -> [N, C, 1, W]: 1-D windows run as 2-D ones of height 1."""
+    n, c, w = ctx.shape(x)
+    return ctx.emit("nnvm.reshape", x, shape=[n, c, 1, w])
+
+
+def _from_2d(ctx: NodeContext, y: Value) -> Value:
+    n, c, _, w = ctx.shape(y)
+    return ctx.emit("nnvm.reshape", y, shape=[n, c, w])
+
+
+def _to_2d_params(
+    spatial: int, strides: list[int], dil: list[int], pads: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """Window parameters in 2-D form: ONNX [b0, b1, e0, e1] is conv2d's [t, l, b, r]."""
+    if spatial == 1:
+        return [1, strides[0]], [1, dil[0]], [0, pads[0], 0, pads[1]]
+    return strides, dil, pads
+
+
+# -- convolution ---------------------------------------------------------------------------------
+
+
+@converter("Conv", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
+def _conv(ctx: NodeContext) -> list[Value | None]:
+    x, w, b = ctx.required(0), ctx.required(1), ctx.input(2)
+    spatial = ctx.rank(x) - 2
+    if spatial not in (1, 2, 3):
+        raise Unsupported(f"{spatial}-D convolution not supported (1-D, 2-D and 3-D are)")
+    kernel = list(ctx.shape(w)[2:])
+    declared = ctx.attr("kernel_shape")
+    if declared and list(declared) != kernel:
+        raise Unsupported(f"kernel_shape {list(declared)} disagrees with the weight's {kernel}")
+    strides = [int(s) for s in ctx.attr("strides") or [1] * spatial]
+    dil = [int(d) for d in ctx.attr("dilations") or [1] * spatial]
+    pads = window_pads(ctx, ctx.shape(x)[2:], kernel, strides, dil)
+    if spatial == 3:
+        y = _conv3d(ctx, x, w, strides, dil, pads, int(ctx.attr("group", 1)))
+        return [y if b is None else ctx.emit("nnvm.bias_add", y, b, axis=1)]
+    strides, dil, padding = _to_2d_params(spatial, strides, dil, pads)
+    if spatial == 1:
+        x = _as_2d(ctx, x)
+        o, i, k = ctx.shape(w)
+        w = ctx.emit("nnvm.reshape", w, shape=[o, i, 1, k])
+    y = ctx.emit(
+        "nnvm.conv2d",
+        x,
+        w,
+        strides=strides,
+        padding=padding,
+        dilation=dil,
+        groups=int(ctx.attr("group", 1)),
+    )
+    if b is not None:
+        y = ctx.emit("nnvm.bias_add", y, b, axis=1)
+    return [_from_2d(ctx, y) if spatial == 1 else y]
+
+
+def _conv3d(
+    ctx: NodeContext,
+    x: Value,
+    w: Value,
+    strides: list[int],
+    dil: list[int],
+    pads: list[int],
+    groups: int,
+) -> Value:
+    """3-D convolution as a sum over the depth taps of 2-D convolutions: tap kd convolves the
+    depth slices kd*dil, kd*dil + stride, ... (batched with N) with the weight's kd plane."""
+    if pads[0] or pads[3]:
+        x = ctx.emit("nnvm.pad", x, pads=[0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0])
+    n, c, d, h, wd = ctx.shape(x)
+    o, ci, kd_, kh, kw = ctx.shape(w)
+    od = (d - dil[0] * (kd_ - 1) - 1) // strides[0] + 1
+    if od < 1:
+        raise Unsupported("the depth window does not fit the input")
+    taps = []
+    for kd in range(kd_):
+        start = kd * dil[0]
+        xs = ctx.emit(
+            "nnvm.slice",
+            x,
+            starts=[start],
+            ends=[start + strides[0] * (od - 1) + 1],
+            axes=[2],
+            steps=[strides[0]],
+        )
+        xs = ctx.emit("nnvm.transpose", xs, perm=[0, 2, 1, 3, 4])
+        xs = ctx.emit("nnvm.reshape", xs, shape=[n * od, c, h, wd])
+        wk = ctx.emit("nnvm.slice", w, starts=[kd], ends=[kd + 1], axes=[2], steps=[1])
+        wk = ctx.emit("nnvm.reshape", wk, shape=[o, ci, kh, kw])
+        taps.append(
+            ctx.emit(
+                "nnvm.conv2d",
+                xs,
+                wk,
+                strides=strides[1:],
+                padding=[pads[1], pads[2], pads[4], pads[5]],
+                dilation=dil[1:],
+                groups=groups,
+            )
+        )
+    y = taps[0] if len(taps) == 1 else ctx.emit("nnvm.add_n", *taps)
+    _, _, oh, ow = ctx.shape(y)
+    y = ctx.emit("nnvm.reshape", y, shape=[n, od, o, oh, ow])
+    return ctx.emit("nnvm.transpose", y, perm=[0, 2, 1, 3, 4])
+
+
+@converter(
+    "ConvTranspose",
+    attrs=(
+        "auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
+        "pads", "strides",
+    ),
+)  # fmt: skip
+def _conv_transpose(ctx: NodeContext) -> list[Value | None]:
+    """The transposed convolution as a direct one: zeros inserted between input pixels
+    (stride), padding (k - 1) * dilation - pad on each side, and the weight flipped spatially
+    with its in/out channels swapped per group. Correct, not fast: a candidate for its own op."""
+    x, w, b = ctx.required(0), ctx.required(1), ctx.input(2)
+    spatial = ctx.rank(x) - 2
+    if spatial not in (1, 2, 3):
+        raise Unsupported(f"{spatial}-D transposed convolution not supported (1-D to 3-D are)")
+    groups = int(ctx.attr("group", 1))
+    in_sizes = list(ctx.shape(x)[2:])
+    kernel = list(ctx.shape(w)[2:])
+    strides = [int(s) for s in ctx.attr("strides") or [1] * spatial]
+    dil = [int(d) for d in ctx.attr("dilations") or [1] * spatial]
+    out_pad = [int(p) for p in ctx.attr("output_padding") or [0] * spatial]
+    full = [
+        s * (i - 1) + op + (k - 1) * d + 1
+        for i, k, s, d, op in zip(in_sizes, kernel, strides, dil, out_pad, strict=True)
+    ]
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    out_shape = ctx.attr("output_shape")
+    if out_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if out_shape is not None:
+            target = [int(v) for v in out_shape][-spatial:]
+        else:
+            target = [i * s for i, s in zip(in_sizes, strides, strict=True)]
+        # A negative total (output_shape beyond the full output) pads the end with zeros.
+        total = [f - t for f, t in zip(full, target, strict=True)]
+        half = [int(t / 2) for t in total]  # C division, as onnxruntime computes it
+        begins = [
+            t - h if auto_pad == "SAME_LOWER" else h for t, h in zip(total, half, strict=True)
+        ]
+        pads = begins + [t - bg for t, bg in zip(total, begins, strict=True)]
+    elif auto_pad == "VALID" or not ctx.attr("pads"):
+        pads = [0] * (2 * spatial)
+    else:
+        pads = [int(p) for p in ctx.attr("pads")]
+    if spatial == 1:
+        x = _as_2d(ctx, x)
+        ci, co, k = ctx.shape(w)
+        w = ctx.emit("nnvm.reshape", w, shape=[ci, co, 1, k])
+        kernel, strides, dil, out_pad = [1, *kernel], [1, *strides], [1, *dil], [0, *out_pad]
+        pads = [0, pads[0], 0, pads[1]]
+    rank = len(kernel)
+    n, c, *sizes = ctx.shape(x)
+    if any(s > 1 for s in strides):  # zero insertion: [N, C, S0, 1, S1, 1, ...] padded by s - 1
+        interleaved = [d for size in sizes for d in (size, 1)]
+        x = ctx.emit("nnvm.reshape", x, shape=[n, c, *interleaved])
+        ends = [e for s in strides for e in (0, s - 1)]
+        x = ctx.emit("nnvm.pad", x, pads=[0] * (2 + 2 * rank) + [0, 0, *ends])
+        x = ctx.emit(
+            "nnvm.reshape", x, shape=[n, c, *(z * s for z, s in zip(sizes, strides, strict=True))]
+        )
+    grow = [(k - 1) * d for k, d in zip(kernel, dil, strict=True)]
+    before = [grow[a] - pads[a] for a in range(rank)]
+    after = [grow[a] - pads[rank + a] + out_pad[a] - (strides[a] - 1) for a in range(rank)]
+    if any(before + after):
+        x = ctx.emit("nnvm.pad", x, pads=[0, 0, *before, 0, 0, *after])
+    ci, co_g, *ks = ctx.shape(w)
+    wt = ctx.emit("nnvm.reshape", w, shape=[groups, ci // groups, co_g, *ks])
+    wt = ctx.emit("nnvm.transpose", wt, perm=[0, 2, 1, *range(3, 3 + rank)])
+    wt = ctx.emit("nnvm.reshape", wt, shape=[groups * co_g, ci // groups, *ks])
+    big = 2**62
+    spatial_axes = list(range(2, 2 + rank))
+    wt = ctx.emit(
+        "nnvm.slice",
+        wt,
+        starts=[-1] * rank,
+        ends=[-big] * rank,
+        axes=spatial_axes,
+        steps=[-1] * rank,
+    )
+    if rank == 3:
+        y = _conv3d(ctx, x, wt, [1, 1, 1], dil, [0] * 6, groups)
+    else:
+        y = ctx.emit("nnvm.conv2d", x, wt, dilation=dil, groups=groups)
+    if b is not None:
+        y = ctx.emit("nnvm.bias_add", y, b, axis=1)
+    return [_from_2d(ctx, y) if spatial == 1 else y]
+
+
+# -- matrix products -----------------------------------------------------------------------------
+
+
+def _dense(ctx: NodeContext, a: Value, w_nk: Value) -> Value:
+    """a [..., K] x w [N, K]^T, with a flattened to 2-D around the call (one GEMM kernel)."""
+    shape = ctx.shape(a)
+    if len(shape) <= 2:
+        return ctx.emit("nnvm.dense", a, w_nk)
+    a2 = ctx.emit("nnvm.reshape", a, shape=[math.prod(shape[:-1]), shape[-1]])
+    y = ctx.emit("nnvm.dense", a2, w_nk)
+    return ctx.emit("nnvm.reshape", y, shape=[*shape[:-1], ctx.shape(w_nk)[0]])
+
+
+def _is_weight(v: Value) -> bool:
+    return isinstance(v, Known)
+
+
+@converter("MatMul")
+def _matmul(ctx: NodeContext) -> list[Value | None]:
+    """Weights known at import make a dense (a GEMM with pre-packable weights); else matmul."""
+    a, b = ctx.required(0), ctx.required(1)
+    if (
+        _is_weight(b)
+        and not isinstance(a, Known)
+        and ctx.rank(b) == 2
+        and ctx.rank(a) >= 1
+        and ctx.dtype(a).kind == "f"
+    ):
+        return [_dense(ctx, a, ctx.emit("nnvm.transpose", b, perm=[1, 0]))]
+    return [ctx.emit("nnvm.matmul", a, b)]
+
+
+@converter("Gemm", attrs=("alpha", "beta", "transA", "transB", "broadcast"))
+def _gemm(ctx: NodeContext) -> list[Value | None]:
+    a, b, c = ctx.required(0), ctx.required(1), ctx.input(2)
+    alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
+    if ctx.attr("transA", 0):
+        a = ctx.emit("nnvm.transpose", a, perm=[1, 0])
+    w_nk = b if ctx.attr("transB", 0) else ctx.emit("nnvm.transpose", b, perm=[1, 0])
+    if alpha != 1.0 and isinstance(w_nk, Known):
+        w_nk = ctx.emit("nnvm.mul", w_nk, ctx.scalar(alpha, w_nk))
+        alpha = 1.0
+    y = ctx.emit("nnvm.dense", a, w_nk)
+    if alpha != 1.0:
+        y = ctx.emit("nnvm.mul", y, ctx.scalar(alpha, y))
+    if c is None or beta == 0.0:
+        return [y]
+    if beta != 1.0:
+        c = ctx.emit("nnvm.mul", c, ctx.scalar(beta, c))
+    n = ctx.shape(y)[1]
+    if ctx.shape(c) == (n,):
+        return [ctx.emit("nnvm.bias_add", y, c, axis=1)]
+    return [ctx.emit("nnvm.add", y, c)]
+
+
+# -- pooling -------------------------------------------------------------------------------------
+
+
+def _pool(ctx: NodeContext, op: str) -> list[Value | None]:
+    x = ctx.required(0)
+    spatial = ctx.rank(x) - 2
+    if ctx.num_outputs > 1 and (spatial != 2 or ctx.dtype(x).kind != "f"):
+        raise Unsupported("the Indices output is supported for 2-D float pooling only")
+    kernel = [int(k) for k in ctx.attr("kernel_shape") or []]
+    if len(kernel) != spatial:
+        raise Unsupported(f"kernel_shape {kernel} does not match {spatial} spatial axes")
+    strides = [int(s) for s in ctx.attr("strides") or [1] * spatial]
+    dil = [int(d) for d in ctx.attr("dilations") or [1] * spatial]
+    pads = window_pads(ctx, ctx.shape(x)[2:], kernel, strides, dil)
+    props = {"ceil_mode": bool(ctx.attr("ceil_mode", 0))}
+    if op == "nnvm.avg_pool2d":
+        props["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
+    if spatial == 3:
+        return [_pool3d(ctx, op, x, kernel, strides, dil, pads, props)]
+    if spatial not in (1, 2):
+        raise Unsupported(f"{spatial}-D pooling not supported (1-D, 2-D and 3-D are)")
+    strides, dil, padding = _to_2d_params(spatial, strides, dil, pads)
+    pool = [1, kernel[0]] if spatial == 1 else kernel
+    src = _as_2d(ctx, x) if spatial == 1 else x
+    y = ctx.emit(op, src, pool_size=pool, strides=strides, padding=padding, dilation=dil, **props)
+    if ctx.num_outputs > 1:
+        order = int(ctx.attr("storage_order", 0))
+        return [y, _max_pool_indices(ctx, x, y, kernel, strides, dil, padding, order)]
+    return [_from_2d(ctx, y) if spatial == 1 else y]
+
+
+def _max_pool_indices(
+    ctx: NodeContext,
+    x: Value,
+    y: Value,
+    kernel: list[int],
+    strides: list[int],
+    dil: list[int],
+    padding: list[int],
+    storage_order: int,
+) -> Value:
+    """MaxPool's Indices output from graph ops: gather every window of the -inf padded input
+    (a gather table built at import), argmax over the window, and map the winning tap back to
+    its flat index in x (row-major, or column-major with storage_order = 1)."""
+    n, c, h, w = ctx.shape(x)
+    oh, ow = ctx.shape(y)[2:]
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dil
+    top, left = padding[0], padding[1]
+    rows = np.arange(oh)[:, None, None, None] * sh + np.arange(kh)[None, None, :, None] * dh
+    cols = np.arange(ow)[None, :, None, None] * sw + np.arange(kw)[None, None, None, :] * dw
+    rows, cols = np.broadcast_arrays(rows, cols)  # [OH, OW, KH, KW], padded coordinates
+    hp, wp = max(int(rows.max()) + 1, h + top), max(int(cols.max()) + 1, w + left)
+    xp = ctx.emit(
+        "nnvm.pad",
+        x,
+        pads=[0, 0, top, left, 0, 0, hp - h - top, wp - w - left],
+        value=-np.inf,
+    )
+    xp = ctx.emit("nnvm.reshape", xp, shape=[n, c, hp * wp])
+    taps = kh * kw
+    gather = ctx.known((rows * wp + cols).reshape(oh * ow, taps).astype(np.int64), tag="windows")
+    best = ctx.emit(
+        "nnvm.argmax", ctx.emit("nnvm.gather", xp, gather, axis=2), axis=3, keepdims=False
+    )
+    ih, iw = np.clip(rows - top, 0, h - 1), np.clip(cols - left, 0, w - 1)
+    flat = (iw * h + ih) if storage_order else (ih * w + iw)
+    table = ctx.known(flat.reshape(-1).astype(np.int64), tag="tap_index")
+    base = ctx.known((np.arange(oh * ow) * taps).astype(np.int64), tag="window_base")
+    index = ctx.emit("nnvm.gather", table, ctx.emit("nnvm.add", best, base), axis=0)
+    offsets = ctx.known((np.arange(n * c) * h * w).reshape(n, c, 1).astype(np.int64), tag="plane")
+    index = ctx.emit("nnvm.add", index, offsets)
+    return ctx.emit("nnvm.reshape", index, shape=[n, c, oh, ow])
+
+
+def _pool3d(
+    ctx: NodeContext,
+    op: str,
+    x: Value,
+    kernel: list[int],
+    strides: list[int],
+    dil: list[int],
+    pads: list[int],
+    props: dict[str, bool],
+) -> Value:
+    """3-D pooling as 2-D pooling over (H, W) and a 2-D pooling over (D, H*W'): both window
+    reductions (max, or sum with per-position counts) are separable across axes."""
+    n, c, d, h, w = ctx.shape(x)
+    if op == "nnvm.avg_pool2d":
+        # The average's divisor is not separable in general (count_include_pad = 0 with pads
+        # in two directions); it is a product of per-axis counts, so compute it that way.
+        return _avg_pool3d(ctx, x, kernel, strides, dil, pads, props)
+    hw = ctx.emit("nnvm.reshape", x, shape=[n, c * d, h, w])
+    hw = ctx.emit(
+        op,
+        hw,
+        pool_size=kernel[1:],
+        strides=strides[1:],
+        padding=[pads[1], pads[2], pads[4], pads[5]],
+        dilation=dil[1:],
+        **props,
+    )
+    _, _, oh, ow = ctx.shape(hw)
+    dz = ctx.emit("nnvm.reshape", hw, shape=[n, c, d, oh * ow])
+    dz = ctx.emit(
+        op,
+        dz,
+        pool_size=[kernel[0], 1],
+        strides=[strides[0], 1],
+        padding=[pads[0], 0, pads[3], 0],
+        dilation=[dil[0], 1],
+        **props,
+    )
+    od = ctx.shape(dz)[2]
+    return ctx.emit("nnvm.reshape", dz, shape=[n, c, od, oh, ow])
+
+
+def _avg_pool3d(
+    ctx: NodeContext,
+    x: Value,
+    kernel: list[int],
+    strides: list[int],
+    dil: list[int],
+    pads: list[int],
+    props: dict[str, bool],
+) -> Value:
+    """Window sums by separable 2-D average pools that count the padding (avg * window size),
+    divided by a divisor computed at import (it depends on shapes only)."""
+    n, c, d, h, w = ctx.shape(x)
+    counting = {"ceil_mode": props["ceil_mode"], "count_include_pad": True}
+    hw = ctx.emit("nnvm.reshape", x, shape=[n, c * d, h, w])
+    hw = ctx.emit(
+        "nnvm.avg_pool2d",
+        hw,
+        pool_size=kernel[1:],
+        strides=strides[1:],
+        padding=[pads[1], pads[2], pads[4], pads[5]],
+        dilation=dil[1:],
+        **counting,
+    )
+    _, _, oh, ow = ctx.shape(hw)
+    dz = ctx.emit("nnvm.reshape", hw, shape=[n, c, d, oh * ow])
+    dz = ctx.emit(
+        "nnvm.avg_pool2d",
+        dz,
+        pool_size=[kernel[0], 1],
+        strides=[strides[0], 1],
+        padding=[pads[0], 0, pads[3], 0],
+        dilation=[dil[0], 1],
+        **counting,
+    )
+    od = ctx.shape(dz)[2]
+    y = ctx.emit("nnvm.reshape", dz, shape=[n, c, od, oh, ow])
+    # y is sum / (count the 2-D pools divided by); rescale by (that count / the wanted count).
+    ratio = np.ones((od, oh, ow))
+    for axis, (size, out) in enumerate(zip((d, h, w), (od, oh, ow), strict=True)):
+        counted, wanted = _window_counts(
+            size,
+            out,
+            kernel[axis],
+            strides[axis],
+            dil[axis],
+            pads[axis],
+            pads[axis + 3],
+            props["count_include_pad"],
+        )
+        shape = [1, 1, 1]
+        shape[axis] = out
+        ratio = ratio * (counted / wanted).reshape(shape)
+    dtype = ctx.dtype(x)
+    return ctx.emit("nnvm.mul", y, ctx.known(ratio.astype(dtype), tag="avg_divisor"))
+
+
+def _window_counts(
+    size: int, out: int, k: int, s: int, dil: int, lo: int, hi: int, include_pad: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per output position along one axis: the divisor a count-the-padding 2-D pool used (taps
+    inside [-lo, size + hi), i.e. data plus explicit padding) and the one ONNX wants."""
+    counted = np.zeros(out)
+    wanted = np.zeros(out)
+    for o in range(out):
+        taps = o * s - lo + dil * np.arange(k)
+        counted[o] = np.count_nonzero(taps < size + hi)
+        wanted[o] = counted[o] if include_pad else np.count_nonzero((taps >= 0) & (taps < size))
+    return counted, np.maximum(wanted, 1)
+
+
+@converter(
+    "MaxPool",
+    attrs=(
+        "auto_pad",
+        "ceil_mode",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "storage_order",
+        "strides",
+    ),
+)
+def _max_pool(ctx: NodeContext) -> list[Value | None]:
+    return _pool(ctx, "nnvm.max_pool2d")
+
+
+@converter(
+    "AveragePool",
+    attrs=(
+        "auto_pad",
+        "ceil_mode",
+        "count_include_pad",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "strides",
+    ),
+)
+def _avg_pool(ctx: NodeContext) -> list[Value | None]:
+    return _pool(ctx, "nnvm.avg_pool2d")
+
+
+@converter("GlobalAveragePool")
+def _global_avg_pool(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    if ctx.rank(x) == 4:
+        return [ctx.emit("nnvm.global_avg_pool2d", x)]
+    return [ctx.emit("nnvm.mean", x, axes=list(range(2, ctx.rank(x))), keepdims=True)]
+
+
+@converter("GlobalMaxPool")
+def _global_max_pool(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    if ctx.rank(x) == 4:
+        return [ctx.emit("nnvm.global_max_pool2d", x)]
+    return [ctx.emit("nnvm.max", x, axes=list(range(2, ctx.rank(x))), keepdims=True)]
+
+
+# -- normalizations ------------------------------------------------------------------------------
+
+
+@converter(
+    "BatchNormalization",
+    attrs=("epsilon", "momentum", "spatial", "is_test", "consumed_inputs", "training_mode"),
+)
+def _batch_norm(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    gamma, beta, mean, var = (ctx.required(k) for k in range(1, 5))
+    eps = float(ctx.attr("epsilon", 1e-5))
+    if ctx.opset < 9 and not ctx.attr("spatial", 1):
+        raise Unsupported("spatial=0 (per-activation statistics) not supported")
+    training = bool(ctx.attr("training_mode", 0)) if ctx.opset >= 14 else False
+    if not training:
+        y = ctx.emit("nnvm.batch_norm", x, gamma, beta, mean, var, axis=1, epsilon=eps)
+        extra: list[Value | None] = [mean, var] if ctx.opset < 14 else []
+        return [y, *extra][: max(ctx.num_outputs, 1)]
+    # Training mode: normalize with the batch's statistics and update the running ones.
+    axes = [a for a in range(ctx.rank(x)) if a != 1]
+    batch_mean = ctx.emit("nnvm.mean", x, axes=axes, keepdims=False)
+    centered = ctx.emit("nnvm.sub", x, ctx.emit("nnvm.mean", x, axes=axes, keepdims=True))
+    batch_var = ctx.emit(
+        "nnvm.mean", ctx.emit("nnvm.mul", centered, centered), axes=axes, keepdims=False
+    )
+    y = ctx.emit("nnvm.batch_norm", x, gamma, beta, batch_mean, batch_var, axis=1, epsilon=eps)
+    momentum = float(ctx.attr("momentum", 0.9))
+
+    def running(old: Value, new: Value) -> Value:
+        kept = ctx.emit("nnvm.mul", old, ctx.scalar(momentum, old))
+        return ctx.emit("nnvm.add", kept, ctx.emit("nnvm.mul", new, ctx.scalar(1 - momentum, new)))
+
+    return [y, running(mean, batch_mean), running(var, batch_var)]
+
+
+@converter("InstanceNormalization", attrs=("epsilon",))
+def _instance_norm(ctx: NodeContext) -> list[Value | None]:
+    x, g, b = ctx.required(0), ctx.required(1), ctx.required(2)
+    return [ctx.emit("nnvm.instance_norm", x, g, b, epsilon=float(ctx.attr("epsilon", 1e-5)))]
+
+
+@converter("LayerNormalization", attrs=("axis", "epsilon", "stash_type"), since=17)
+def _layer_norm(ctx: NodeContext) -> list[Value | None]:
+    x, g, b = ctx.required(0), ctx.required(1), ctx.input(2)
+    rank = ctx.rank(x)
+    axis = int(ctx.attr("axis", -1))
+    axis = axis + rank if axis < 0 else axis
+    eps = float(ctx.attr("epsilon", 1e-5))
+    if b is None:
+        b = ctx.known(np.zeros(ctx.shape(g), dtype=ctx.dtype(g)), tag="zero_bias")
+    y = ctx.emit("nnvm.layer_norm", x, g, b, axis=axis, epsilon=eps)
+    outs: list[Value | None] = [y]
+    if ctx.num_outputs > 1:
+        stash = np.float32 if int(ctx.attr("stash_type", 1)) == 1 else ctx.dtype(x)
+        xs = x if ctx.dtype(x) == stash else ctx.emit("nnvm.cast", x, to=np.dtype(stash).name)
+        axes = list(range(axis, rank))
+        mean = ctx.emit("nnvm.mean", xs, axes=axes, keepdims=True)
+        centered = ctx.emit("nnvm.sub", xs, mean)
+        var = ctx.emit(
+            "nnvm.mean", ctx.emit("nnvm.mul", centered, centered), axes=axes, keepdims=True
+        )
+        inv_std = ctx.emit("nnvm.rsqrt", ctx.emit("nnvm.add", var, ctx.scalar(eps, var)))
+        outs += [mean, inv_std]
+    return outs
+
+
+@converter("LRN", attrs=("alpha", "beta", "bias", "size"))
+def _lrn(ctx: NodeContext) -> list[Value | None]:
+    size = ctx.attr("size")
+    if size is None:
+        raise Unsupported("the size attribute is required")
+    return [
+        ctx.emit(
+            "nnvm.lrn",
+            ctx.required(0),
+            size=int(size),
+            alpha=float(ctx.attr("alpha", 1e-4)),
+            beta=float(ctx.attr("beta", 0.75)),
+            bias=float(ctx.attr("bias", 1.0)),
+        )
+    ]
+
+
+@converter("PRelu", attrs=("consumed_inputs",))
+def _prelu(ctx: NodeContext) -> list[Value | None]:
+    x, slope = ctx.required(0), ctx.required(1)
+    xs, ss = ctx.shape(x), ctx.shape(slope)
+    if ctx.opset < 7 and len(ss) == 1 and len(xs) > 2 and ss[0] == xs[1] and ss[0] != xs[-1]:
+        # Before opset 7 a 1-D slope is per channel.
+        slope = ctx.emit("nnvm.reshape", slope, shape=[ss[0]] + [1] * (len(xs) - 2))
+    return [ctx.emit("nnvm.prelu", x, slope)]
+
+
+def _softmax(ctx: NodeContext, op: str) -> list[Value | None]:
+    """Opset >= 13: along one axis. Before: over the flattened axes [axis, rank)."""
+    x = ctx.required(0)
+    rank = ctx.rank(x)
+    if ctx.opset >= 13:
+        return [ctx.emit(op, x, axis=int(ctx.attr("axis", -1)))]
+    axis = int(ctx.attr("axis", 1))
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        return [ctx.emit(op, x, axis=-1)]
+    shape = ctx.shape(x)
+    flat = ctx.emit("nnvm.reshape", x, shape=[math.prod(shape[:axis]), math.prod(shape[axis:])])
+    return [ctx.emit("nnvm.reshape", ctx.emit(op, flat, axis=1), shape=list(shape))]
+
+
+@converter("Softmax", attrs=("axis",))
+def _softmax_conv(ctx: NodeContext) -> list[Value | None]:
+    return _softmax(ctx, "nnvm.softmax")
+
+
+@converter("LogSoftmax", attrs=("axis",))
+def _log_softmax(ctx: NodeContext) -> list[Value | None]:
+    return _softmax(ctx, "nnvm.log_softmax")
+
+
+# -- recurrent -----------------------------------------------------------------------------------
+
+_RNN_ATTRS = (
+    "activation_alpha",
+    "activation_beta",
+    "activations",
+    "clip",
+    "direction",
+    "hidden_size",
+    "layout",
+)
+
+
+def _recurrent(ctx: NodeContext, op: str, gates: int, activations: list[str]) -> list[Value | None]:
+    """LSTM / GRU: the graph ops take every operand, so absent ones become zeros here."""
+    x, w, r = ctx.required(0), ctx.required(1), ctx.required(2)
+    direction = ctx.attr("direction", "forward")
+    dirs = 2 if direction == "bidirectional" else 1
+    acts = ctx.attr("activations")
+    if acts and [a.lower() for a in acts] != [a.lower() for a in activations * dirs]:
+        raise Unsupported(f"activations {list(acts)} not supported (only {', '.join(activations)})")
+    hidden = ctx.attr("hidden_size")
+    hidden = int(hidden) if hidden is not None else ctx.shape(r)[-1]
+    layout = int(ctx.attr("layout", 0))
+    xs = ctx.shape(x)
+    seq, batch = (xs[1], xs[0]) if layout else (xs[0], xs[1])
+    if ctx.input(4) is not None:
+        lens = ctx.const(4, "sequence_lens")
+        if lens is None or not np.all(np.asarray(lens) == seq):
+            raise Unsupported("sequence_lens shorter than the sequence are not supported")
+    dtype = ctx.dtype(x)
+
+    def operand(k: int, shape: list[int], tag: str) -> Value:
+        v = ctx.input(k)
+        return v if v is not None else ctx.known(np.zeros(shape, dtype=dtype), tag=tag)
+
+    state = [batch, dirs, hidden] if layout else [dirs, batch, hidden]
+    operands = [x, w, r, operand(3, [dirs, 2 * gates * hidden], "bias"), operand(5, state, "h0")]
+    props: dict[str, object] = {"hidden_size": hidden, "direction": direction, "layout": layout}
+    if op == "nnvm.lstm":
+        operands += [operand(6, state, "c0"), operand(7, [dirs, 3 * hidden], "peepholes")]
+        props["input_forget"] = bool(ctx.attr("input_forget", 0))
+    else:
+        props["linear_before_reset"] = bool(ctx.attr("linear_before_reset", 0))
+    clip = ctx.attr("clip")
+    if clip is not None:
+        props["clip"] = float(clip)
+    return list(ctx.emit_multi(op, *operands, **props))
+
+
+@converter("LSTM", attrs=(*_RNN_ATTRS, "input_forget"))
+def _lstm(ctx: NodeContext) -> list[Value | None]:
+    return _recurrent(ctx, "nnvm.lstm", 4, ["Sigmoid", "Tanh", "Tanh"])
+
+
+@converter("GRU", attrs=(*_RNN_ATTRS, "linear_before_reset"))
+def _gru(ctx: NodeContext) -> list[Value | None]:
+    return _recurrent(ctx, "nnvm.gru", 3, ["Sigmoid", "Tanh"])

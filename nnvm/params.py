@@ -1,0 +1,167 @@
+"""The params file: one documented binary format for weights that Python and C both read
+(docs/params-format.md). Weights stay out of the textual IR; this is where they travel."""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Mapping
+
+import numpy as np
+
+from nnvm.errors import UserError
+
+MAGIC = b"NNVMPRM\0"
+VERSION = 1
+ALIGNMENT = 64
+
+#: dtype code <-> numpy dtype. Codes are part of the file format: never renumber, only append.
+DTYPE_CODES: dict[int, np.dtype] = {
+    0: np.dtype(np.float32),
+    1: np.dtype(np.float16),
+    2: np.dtype(np.float64),
+    3: np.dtype(np.int64),
+    4: np.dtype(np.int32),
+    5: np.dtype(np.int16),
+    6: np.dtype(np.int8),
+    7: np.dtype(np.uint8),
+    8: np.dtype(np.bool_),
+    9: np.dtype(np.uint16),
+    10: np.dtype(np.uint32),
+    11: np.dtype(np.uint64),
+}
+_CODE_OF: dict[np.dtype, int] = {dt: code for code, dt in DTYPE_CODES.items()}
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_HEADER = struct.Struct("<8sII")
+
+
+def _pad_to(offset: int) -> int:
+    return (-offset) % ALIGNMENT
+
+
+def save_params(params: Mapping[str, np.ndarray]) -> bytes:
+    """Serialize a params store; entries are written in the mapping's order."""
+    chunks: list[bytes] = [_HEADER.pack(MAGIC, VERSION, len(params))]
+    offset = _HEADER.size
+    for name, value in params.items():
+        if not isinstance(name, str) or not name:
+            raise UserError(f"params: tensor names must be non-empty strings, got {name!r}")
+        array = np.asarray(value)
+        code = _CODE_OF.get(array.dtype.newbyteorder("="))
+        if code is None:
+            raise UserError(f"params: tensor {name!r} has unsupported dtype {array.dtype}")
+        data = np.ascontiguousarray(array, dtype=DTYPE_CODES[code].newbyteorder("<")).tobytes()
+        encoded = name.encode("utf-8")
+        head = (
+            _U32.pack(len(encoded))
+            + encoded
+            + _U32.pack(code)
+            + _U32.pack(array.ndim)
+            + struct.pack(f"<{array.ndim}q", *array.shape)
+            + _U64.pack(len(data))
+        )
+        offset += len(head)
+        padding = b"\0" * _pad_to(offset)
+        offset += len(padding) + len(data)
+        chunks += [head, padding, data]
+    return b"".join(chunks)
+
+
+class _Reader:
+    """Bounds-checked cursor over the file bytes, so truncation is a UserError, not a crash."""
+
+    def __init__(self, data: bytes | bytearray | memoryview, where: str):
+        self.data = memoryview(data)
+        self.pos = 0
+        self.where = where
+
+    def fail(self, what: str) -> UserError:
+        return UserError(f"malformed params file: {what} (at byte {self.pos})", self.where or None)
+
+    def take(self, n: int, what: str) -> memoryview:
+        if n < 0 or self.pos + n > len(self.data):
+            raise self.fail(f"truncated while reading {what}")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def u32(self, what: str) -> int:
+        return _U32.unpack(self.take(4, what))[0]
+
+    def u64(self, what: str) -> int:
+        return _U64.unpack(self.take(8, what))[0]
+
+
+def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[str, np.ndarray]:
+    """Parse a params file; arrays view `data` when it is writable, else they are copies."""
+    reader = _Reader(data, where)
+    magic = bytes(reader.take(8, "the magic"))
+    if magic != MAGIC:
+        raise reader.fail(f"bad magic {magic!r}, expected {MAGIC!r}")
+    version = reader.u32("the version")
+    if version != VERSION:
+        raise reader.fail(f"unsupported version {version} (this build reads {VERSION})")
+    count = reader.u32("the tensor count")
+    writable = not memoryview(data).readonly
+    params: dict[str, np.ndarray] = {}
+    for k in range(count):
+        length = reader.u32(f"the name length of tensor #{k}")
+        try:
+            name = bytes(reader.take(length, f"the name of tensor #{k}")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise reader.fail(f"the name of tensor #{k} is not UTF-8") from None
+        if not name or name in params:
+            raise reader.fail(f"tensor #{k} has an empty or duplicate name {name!r}")
+        code = reader.u32(f"the dtype of {name!r}")
+        if code not in DTYPE_CODES:
+            raise reader.fail(f"tensor {name!r} has unknown dtype code {code}")
+        dtype = DTYPE_CODES[code]
+        ndim = reader.u32(f"the rank of {name!r}")
+        if ndim > 64:
+            raise reader.fail(f"tensor {name!r} has implausible rank {ndim}")
+        dims = struct.unpack(f"<{ndim}q", reader.take(8 * ndim, f"the shape of {name!r}"))
+        if any(d < 0 for d in dims):
+            raise reader.fail(f"tensor {name!r} has a negative dimension {list(dims)}")
+        nbytes = reader.u64(f"the size of {name!r}")
+        expected = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+        if nbytes != expected:
+            raise reader.fail(
+                f"tensor {name!r} declares {nbytes} bytes, but {dtype}{list(dims)} needs {expected}"
+            )
+        reader.take(_pad_to(reader.pos), f"the padding before {name!r}")
+        raw = reader.take(nbytes, f"the data of {name!r}")
+        array = np.frombuffer(raw, dtype=dtype.newbyteorder("<")).reshape(dims)
+        if array.dtype != dtype:  # big-endian host: convert to native order
+            array = array.astype(dtype)
+        elif not writable:
+            array = array.copy()
+        params[name] = array
+    if reader.pos != len(reader.data):
+        raise reader.fail(f"{len(reader.data) - reader.pos} trailing bytes after the last tensor")
+    return params
+
+
+def save_params_file(path: str | os.PathLike[str], params: Mapping[str, np.ndarray]) -> None:
+    """Write atomically: a failed save never leaves a half-written file behind."""
+    blob = save_params(params)
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_params_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Read a params file; an unreadable or malformed one is a UserError naming the file."""
+    try:
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+    except OSError as err:
+        raise UserError(f"cannot read params file: {err.strerror}", os.fspath(path)) from None
+    return load_params(data, os.fspath(path))

@@ -1,0 +1,135 @@
+"""The params file format (docs/params-format.md): round trips, layout, and rejection of bad
+files as UserErrors."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from nnvm.errors import UserError
+from nnvm.params import (
+    ALIGNMENT,
+    DTYPE_CODES,
+    MAGIC,
+    load_params,
+    load_params_file,
+    save_params,
+    save_params_file,
+)
+
+DTYPES = list(DTYPE_CODES.values())
+
+
+def _equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape, k
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=12),
+            st.sampled_from(DTYPES).flatmap(
+                lambda dt: hnp.arrays(
+                    dt, hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)
+                )
+            ),
+        ),
+        max_size=5,
+        unique_by=lambda t: t[0],
+    )
+)
+def test_round_trip_any_dtype_and_shape(entries: list[tuple[str, np.ndarray]]) -> None:
+    params = dict(entries)
+    _equal(load_params(save_params(params)), params)
+
+
+def test_header_and_alignment() -> None:
+    params = {"a": np.arange(3, dtype=np.float32), "bb": np.ones((2, 2), dtype=np.int64)}
+    blob = save_params(params)
+    assert blob[:8] == MAGIC
+    assert struct.unpack_from("<II", blob, 8) == (1, 2)
+    # first tensor: name length 1, "a", dtype 0, ndim 1, dim 3, nbytes 12, then aligned data
+    assert struct.unpack_from("<I", blob, 16)[0] == 1
+    assert blob[20:21] == b"a"
+    assert struct.unpack_from("<IIqQ", blob, 21) == (0, 1, 3, 12)
+    data_at = blob.index(np.arange(3, dtype=np.float32).tobytes())
+    assert data_at % ALIGNMENT == 0
+
+
+def test_scalars_bools_and_empty_tensors() -> None:
+    params = {
+        "s": np.array(2.5, np.float64),
+        "m": np.array([True, False]),
+        "e": np.zeros((0, 4), np.int8),
+    }
+    _equal(load_params(save_params(params)), params)
+
+
+def test_big_endian_input_is_stored_little_endian() -> None:
+    params = {"x": np.arange(4, dtype=">i4")}
+    out = load_params(save_params(params))
+    assert out["x"].dtype == np.dtype(np.int32)
+    np.testing.assert_array_equal(out["x"], [0, 1, 2, 3])
+
+
+def test_file_round_trip_and_writable_arrays(tmp_path) -> None:
+    path = tmp_path / "w.params"
+    params = {"w": np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)}
+    save_params_file(path, params)
+    loaded = load_params_file(path)
+    _equal(loaded, params)
+    loaded["w"][0, 0] = 1.0  # a store that passes rewrite in place must be writable
+
+
+def _blob() -> bytes:
+    return save_params({"w": np.arange(6, dtype=np.float32).reshape(2, 3)})
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda b: b"NOTPARAM" + b[8:], "bad magic"),
+        (lambda b: b[:8] + struct.pack("<I", 7) + b[12:], "unsupported version 7"),
+        (lambda b: b[:-4], "truncated"),
+        (lambda b: b[:14], "truncated"),
+        (lambda b: b + b"\0", "trailing bytes"),
+        (lambda b: b[:21] + struct.pack("<I", 99) + b[25:], "unknown dtype code 99"),
+        (lambda b: b[:29] + struct.pack("<q", -2) + b[37:], "negative dimension"),
+        (lambda b: b[:45] + struct.pack("<Q", 8) + b[53:], "declares 8 bytes"),
+        (lambda b: b[:12] + struct.pack("<I", 2) + b[16:], "truncated"),
+    ],
+)
+def test_bad_files_are_user_errors(mutate, message) -> None:
+    with pytest.raises(UserError, match=message):
+        load_params(mutate(_blob()))
+
+
+def test_duplicate_names_and_bad_utf8_are_rejected() -> None:
+    two = save_params({"w": np.zeros(1, np.float32), "x": np.zeros(1, np.float32)})
+    at = two.rindex(b"\x01\x00\x00\x00x")
+    dup = two[: at + 4] + b"w" + two[at + 5 :]
+    with pytest.raises(UserError, match="duplicate name 'w'"):
+        load_params(dup)
+    one = save_params({"w": np.zeros(1, np.float32)})
+    bad = one[:20] + b"\xff" + one[21:]
+    with pytest.raises(UserError, match="not UTF-8"):
+        load_params(bad)
+
+
+def test_missing_file_is_a_user_error(tmp_path) -> None:
+    with pytest.raises(UserError, match="cannot read params file") as info:
+        load_params_file(tmp_path / "nope.params")
+    assert "nope.params" in info.value.format()
+
+
+def test_unsupported_dtype_is_rejected_on_save() -> None:
+    with pytest.raises(UserError, match="unsupported dtype"):
+        save_params({"c": np.zeros(2, np.complex64)})
