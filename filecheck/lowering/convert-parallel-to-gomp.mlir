@@ -1,0 +1,60 @@
+// RUN: nnvm-opt %s -p convert-parallel-to-gomp | filecheck %s
+
+// The body of an outermost scf.parallel is outlined and run by GOMP_parallel; the values it
+// uses from outside travel in a struct on the caller's stack (constants are re-created).
+// CHECK-LABEL: func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>)
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %[[CTX:.*]] = llvm.alloca %[[ONE]] x !llvm.struct<(!llvm.ptr, !llvm.ptr)> {alignment = 16 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[A:.*]] = builtin.unrealized_conversion_cast %a : memref<10x7xf32> to !llvm.ptr
+// CHECK-NEXT:    %[[S0:.*]] = llvm.getelementptr %[[CTX]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// CHECK-NEXT:    llvm.store %[[A]], %[[S0]] {alignment = 8 : i64} : !llvm.ptr, !llvm.ptr
+// CHECK:         %[[FN:.*]] = llvm.mlir.addressof @scale_par0 : !llvm.ptr
+// CHECK-NEXT:    %[[NTP:.*]] = llvm.mlir.addressof @nnvm_num_threads : !llvm.ptr
+// CHECK-NEXT:    %[[NT:.*]] = llvm.load %[[NTP]] {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %[[NT]], %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    func.return
+// CHECK:       llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
+// CHECK-NEXT:  llvm.func @omp_get_thread_num() -> i32
+// CHECK-NEXT:  llvm.func @omp_get_num_threads() -> i32
+// CHECK-NEXT:  llvm.mlir.global weak @nnvm_num_threads(0 : i32) {addr_space = 0 : i32, alignment = 4 : i64} : i32
+
+// Each thread takes the chunk [tid * ceil(n / nthreads), ...) of the collapsed 10 x 7 space
+// and recovers (i, j) by division; the nested parallel loop runs sequentially.
+// CHECK-LABEL: func.func private @scale_par0(%{{.*}}: !llvm.ptr)
+// CHECK:         %[[TID:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK-NEXT:    %[[NTH:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK:         %[[TOTAL:.*]] = arith.muli
+// CHECK-NEXT:    %[[CHUNK:.*]] = arith.ceildivsi %[[TOTAL]], %{{.*}} : index
+// CHECK-NEXT:    %[[B0:.*]] = arith.muli %{{.*}}, %[[CHUNK]] : index
+// CHECK-NEXT:    %[[BEGIN:.*]] = arith.minsi %[[B0]], %[[TOTAL]] : index
+// CHECK-NEXT:    %[[E0:.*]] = arith.addi %[[BEGIN]], %[[CHUNK]] : index
+// CHECK-NEXT:    %[[END:.*]] = arith.minsi %[[E0]], %[[TOTAL]] : index
+// CHECK-NEXT:    scf.for %[[LIN:.*]] = %[[BEGIN]] to %[[END]] step %{{.*}} {
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[LIN]], %{{.*}} : index
+// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[LIN]], %{{.*}} : index
+// CHECK:           %x = memref.load
+// CHECK:           scf.for
+// CHECK-NOT:       scf.parallel
+// CHECK:           memref.store
+// CHECK:         func.return
+func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c10 = arith.constant 10 : index
+  %c7 = arith.constant 7 : index
+  %two = arith.constant 2.0 : f32
+  "scf.parallel"(%c0, %c0, %c10, %c7, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
+  ^bb0(%i: index, %j: index):
+    %x = memref.load %a[%i, %j] : memref<10x7xf32>
+    %y = arith.mulf %x, %two : f32
+    "scf.parallel"(%c0, %c2, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+    ^bb1(%k: index):
+      memref.store %y, %b[%i, %j] : memref<10x7xf32>
+      scf.reduce
+    }) : (index, index, index) -> ()
+    scf.reduce
+  }) : (index, index, index, index, index, index) -> ()
+  func.return
+}

@@ -1,0 +1,214 @@
+"""convert-math-to-llvm: math ops to LLVM intrinsics, libm calls or inline polynomials.
+
+exp, log, tanh and erf on f32 (scalars and vectors; f16 through f32) become the polynomial
+approximations of `math_approx.py`, because LLVM scalarizes their vector intrinsics into libm
+calls here. Everything else, and f64, uses the LLVM intrinsic or the libm function (vectors of
+libm-only functions are unrolled lane by lane). `approximate=false` turns the polynomials off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    VectorType,
+    f32,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnvm.errors import UserError
+from nnvm.lowering.conversion import Handler, apply_table
+from nnvm.lowering.llvm_builder import (
+    LLVMBuilder,
+    element_type,
+    enclosing_module,
+    ensure_function_declaration,
+    intrinsic_suffix,
+    same_shape,
+    to_llvm_fastmath,
+)
+from nnvm.lowering.math_approx import F32Math
+
+
+def _supported(t: Attribute) -> bool:
+    if isinstance(t, VectorType):
+        return len(t.get_shape()) == 1 and isinstance(t.element_type, AnyFloat | IntegerType)
+    return isinstance(t, AnyFloat | IntegerType)
+
+
+def _args(op: Operation, b: LLVMBuilder) -> list[SSAValue] | None:
+    if not all(_supported(v.type) for v in (*op.operands, *op.results)):
+        return None
+    return [b.to_llvm(v) for v in op.operands]
+
+
+def _xdsl_op(ctor) -> Handler:
+    """Ops xDSL's llvm dialect has (llvm.intr.fabs, sqrt, floor, ...)."""
+
+    def handler(op: Operation, b: LLVMBuilder):
+        args = _args(op, b)
+        if args is None:
+            return None
+        fm = to_llvm_fastmath(op.properties.get("fastmath"))
+        if ctor is llvm.FAbsOp:
+            return [b.emit(ctor(args[0], args[0].type, fm))]
+        return [b.emit(ctor(*args, fm))]
+
+    return handler
+
+
+def _intrinsic(name: str, extra_false_flag: bool = False) -> Handler:
+    """`llvm.<name>.<type>` through llvm.call_intrinsic (round, trunc, tan, ctlz, ...)."""
+
+    def handler(op: Operation, b: LLVMBuilder):
+        args = _args(op, b)
+        if args is None:
+            return None
+        t = op.results[0].type
+        if extra_false_flag:
+            args = [*args, b.const(0, i1)]
+        fm = to_llvm_fastmath(op.properties.get("fastmath"))
+        return [b.call_intrinsic(f"llvm.{name}.{intrinsic_suffix(t)}", args, t, fm)]
+
+    return handler
+
+
+def _libm(name: str) -> Handler:
+    """A libm function (`name` + 'f' for f32), lane by lane for vectors."""
+
+    def handler(op: Operation, b: LLVMBuilder):
+        args = _args(op, b)
+        if args is None:
+            return None
+        t = op.results[0].type
+        e = element_type(t)
+        if not isinstance(e, Float32Type | Float64Type):
+            raise UserError(f"{op.name} on {t} is not supported (f32 or f64 only)")
+        fname = name + ("f" if isinstance(e, Float32Type) else "")
+        ensure_function_declaration(enclosing_module(op), fname, [e] * len(args), e)
+        if not isinstance(t, VectorType):
+            return [b.call(fname, args, e)]
+        result = b.emit(llvm.UndefOp(t))
+        for lane in range(t.get_shape()[0]):
+            lanes = [b.extract_lane(a, lane) for a in args]
+            value = b.call(fname, lanes, e)
+            result = b.emit(llvm.InsertElementOp(result, value, b.i32(lane)))
+        return [result]
+
+    return handler
+
+
+def _rsqrt(op: math.RsqrtOp, b: LLVMBuilder):
+    args = _args(op, b)
+    if args is None:
+        return None
+    x = args[0]
+    return [b.fdiv(b.const(1.0, x.type), b.emit(llvm.FSqrtOp(x)))]
+
+
+def _fma(op: math.FmaOp, b: LLVMBuilder):
+    args = _args(op, b)
+    return None if args is None else [b.fma(*args)]
+
+
+def _fpowi(op: math.FPowIOp, b: LLVMBuilder):
+    args = _args(op, b)
+    if args is None:
+        return None
+    x, n = args
+    t = x.type
+    n32 = b.int_resize(n, same_shape(n.type, i32))
+    name = f"llvm.powi.{intrinsic_suffix(t)}.{intrinsic_suffix(n32.type)}"
+    return [b.call_intrinsic(name, [x, n32], t)]
+
+
+@dataclass(frozen=True)
+class _Approx:
+    """exp/log/tanh/erf: polynomial for f32 (and f16 via f32), intrinsic or libm otherwise."""
+
+    method: str
+    fallback: Handler
+    approximate: bool
+
+    def __call__(self, op: Operation, b: LLVMBuilder):
+        args = _args(op, b)
+        if args is None:
+            return None
+        x = args[0]
+        e = element_type(x.type)
+        if not self.approximate or isinstance(e, Float64Type):
+            return self.fallback(op, b)
+        if isinstance(e, Float16Type):
+            wide = b.fpext(x, same_shape(x.type, f32))
+            r = getattr(F32Math(b, wide.type), self.method)(wide)
+            return [b.fptrunc(r, x.type)]
+        if isinstance(e, Float32Type):
+            return [getattr(F32Math(b, x.type), self.method)(x)]
+        return None
+
+
+def math_table(approximate: bool = True) -> dict[type[Operation], Handler]:
+    return {
+        math.ExpOp: _Approx("exp", _xdsl_op(llvm.FExpOp), approximate),
+        math.LogOp: _Approx("log", _xdsl_op(llvm.FLogOp), approximate),
+        math.TanhOp: _Approx("tanh", _intrinsic("tanh"), approximate),
+        math.ErfOp: _Approx("erf", _libm("erf"), approximate),
+        math.AbsFOp: _xdsl_op(llvm.FAbsOp),
+        math.SqrtOp: _xdsl_op(llvm.FSqrtOp),
+        math.RsqrtOp: _rsqrt,
+        math.CeilOp: _xdsl_op(llvm.FCeilOp),
+        math.FloorOp: _xdsl_op(llvm.FFloorOp),
+        math.SinOp: _xdsl_op(llvm.FSinOp),
+        math.CosOp: _xdsl_op(llvm.FCosOp),
+        math.Exp2Op: _xdsl_op(llvm.FExp2Op),
+        math.Log2Op: _xdsl_op(llvm.FLog2Op),
+        math.PowFOp: _xdsl_op(llvm.FPowOp),
+        math.CopySignOp: _xdsl_op(llvm.FCopySignOp),
+        math.FmaOp: _fma,
+        math.FPowIOp: _fpowi,
+        math.Log10Op: _intrinsic("log10"),
+        math.RoundOp: _intrinsic("round"),
+        math.RoundEvenOp: _intrinsic("roundeven"),
+        math.TruncOp: _intrinsic("trunc"),
+        math.TanOp: _intrinsic("tan"),
+        math.AtanOp: _intrinsic("atan"),
+        math.AsinOp: _intrinsic("asin"),
+        math.AcosOp: _intrinsic("acos"),
+        math.SinhOp: _intrinsic("sinh"),
+        math.CoshOp: _intrinsic("cosh"),
+        math.AbsIOp: _intrinsic("abs", extra_false_flag=True),
+        math.CountLeadingZerosOp: _intrinsic("ctlz", extra_false_flag=True),
+        math.CountTrailingZerosOp: _intrinsic("cttz", extra_false_flag=True),
+        math.CtPopOp: _intrinsic("ctpop"),
+        math.ExpM1Op: _libm("expm1"),
+        math.Log1pOp: _libm("log1p"),
+        math.AcoshOp: _libm("acosh"),
+        math.AsinhOp: _libm("asinh"),
+        math.AtanhOp: _libm("atanh"),
+        math.CbrtOp: _libm("cbrt"),
+        math.Atan2Op: _libm("atan2"),
+    }
+
+
+@dataclass(frozen=True)
+class ConvertMathToLLVM(ModulePass):
+    """Lower math ops; f32 exp/log/tanh/erf become vectorizable polynomials."""
+
+    name = "convert-math-to-llvm"
+
+    approximate: bool = True
+    """Use the polynomial approximations (else LLVM intrinsics / libm for everything)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        apply_table(op, math_table(self.approximate))

@@ -1,0 +1,298 @@
+"""convert-parallel-to-gomp: `scf.parallel` loops run on libgomp threads (the ABI contract).
+
+Each outermost `scf.parallel` (what `affine.parallel` becomes in convert-affine-to-scf) is
+outlined into `func.func private @<fn>_par<k>(%ctx: !llvm.ptr)` and replaced by
+
+    %ctx = llvm.alloca  (a struct holding every value the body uses from outside)
+    llvm.call @GOMP_parallel(@<fn>_par<k>, %ctx, load @nnvm_num_threads, 0)
+
+Inside, every thread takes one contiguous chunk of the collapsed iteration space (static
+schedule: `chunk = ceil(total / omp_get_num_threads())`, thread t runs [t*chunk, (t+1)*chunk)),
+turns the linear index back into the loop's induction variables and runs the body. Nested
+`scf.parallel` loops run sequentially inside their thread. The thread count is the weak i32
+global `nnvm_num_threads` (0: libgomp's default), which the runtime sets from
+`nnvm.set_num_threads` / `NNVM_NUM_THREADS` before each call.
+
+Reductions (`scf.parallel` with results) are not supported: reduce into per-iteration slots of
+a buffer instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, scf
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    i32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.llvm_builder import PTR, convert_type, ensure_function_declaration
+
+NUM_THREADS_GLOBAL = "nnvm_num_threads"
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    """Is `value` defined within `op`'s regions?"""
+    owner = value.owner
+    parent = owner.parent_op() if isinstance(owner, Block) else owner
+    while parent is not None:
+        if parent is op:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _is_rematerializable(value: SSAValue) -> bool:
+    """Constants are cloned into the outlined function rather than passed through memory."""
+    owner = value.owner
+    return isinstance(owner, arith.ConstantOp | llvm.ConstantOp)
+
+
+def _live_ins(par: scf.ParallelOp) -> list[SSAValue]:
+    seen: dict[SSAValue, None] = {}
+    for v in (*par.lowerBound, *par.upperBound, *par.step):
+        seen.setdefault(v, None)
+    for inner in par.walk():
+        if inner is par:
+            continue
+        for v in inner.operands:
+            if not _inside(v, par):
+                seen.setdefault(v, None)
+    return list(seen)
+
+
+def _const(ops: list[Operation], v: int) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(v, IndexType()))
+    ops.append(c)
+    return c.result
+
+
+def sequentialize(par: scf.ParallelOp) -> None:
+    """Replace an scf.parallel by the equivalent nest of scf.for loops (inside a thread)."""
+    if par.res:
+        raise LoweringError(par, "scf.parallel with reductions is not supported")
+    body = par.body.block
+    blocks = [Block(arg_types=[IndexType()]) for _ in par.lowerBound]
+    for old, blk in zip(body.args, blocks, strict=True):
+        old.replace_all_uses_with(blk.args[0])
+    for op in list(body.ops):
+        op.detach()
+        if not isinstance(op, scf.ReduceOp):
+            blocks[-1].add_op(op)
+    blocks[-1].add_op(scf.YieldOp())
+    loop: scf.ForOp | None = None
+    for d in reversed(range(len(blocks))):
+        loop = scf.ForOp(par.lowerBound[d], par.upperBound[d], par.step[d], [], Region(blocks[d]))
+        if d > 0:
+            blocks[d - 1].add_op(loop)
+            blocks[d - 1].add_op(scf.YieldOp())
+    assert loop is not None
+    Rewriter.replace_op(par, [loop], [])
+
+
+def _chunk_loop(
+    ops: list[Operation], tid: SSAValue, nth: SSAValue, total: SSAValue
+) -> tuple[SSAValue, SSAValue]:
+    """[begin, end) of thread `tid` of `nth` in a static schedule over `total` iterations."""
+    chunk = arith.CeilDivSIOp(total, nth)
+    ops.append(chunk)
+    begin_raw = arith.MuliOp(tid, chunk.result)
+    ops.append(begin_raw)
+    begin = arith.MinSIOp(begin_raw.result, total)
+    ops.append(begin)
+    end_raw = arith.AddiOp(begin.result, chunk.result)
+    ops.append(end_raw)
+    end = arith.MinSIOp(end_raw.result, total)
+    ops.append(end)
+    return begin.result, end.result
+
+
+def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
+    if par.res:
+        raise LoweringError(
+            par,
+            "scf.parallel with reductions is not supported; reduce into a buffer instead",
+        )
+    live = _live_ins(par)
+    captured = [v for v in live if not _is_rematerializable(v)]
+    remat = [v for v in live if _is_rematerializable(v)]
+    slot_types = [convert_type(v.type) for v in captured]
+    ctx_type = llvm.LLVMStructType.from_type_list(slot_types or [i32])
+
+    # ---- the outlined body -------------------------------------------------------------------
+    entry = Block(arg_types=[PTR])
+    ctx_arg = entry.args[0]
+    ops: list[Operation] = []
+    mapping: dict[SSAValue, SSAValue] = {}
+    for v in remat:
+        clone = v.owner.clone()  # type: ignore[union-attr]
+        ops.append(clone)
+        mapping[v] = clone.results[0]
+    for k, v in enumerate(captured):
+        gep = llvm.GEPOp(ctx_arg, [0, k], ctx_type)
+        load = llvm.LoadOp(gep.result, slot_types[k], alignment=8)
+        ops += [gep, load]
+        value: SSAValue = load.dereferenced_value
+        if value.type != v.type:
+            cast = UnrealizedConversionCastOp.get([value], [v.type])
+            ops.append(cast)
+            value = cast.results[0]
+        mapping[v] = value
+    tid_call = llvm.CallOp("omp_get_thread_num", return_type=i32)
+    nth_call = llvm.CallOp("omp_get_num_threads", return_type=i32)
+    tid = arith.IndexCastOp(tid_call.returned, IndexType())
+    nth = arith.IndexCastOp(nth_call.returned, IndexType())
+    ops += [tid_call, nth_call, tid, nth]
+
+    lbs = [mapping[v] for v in par.lowerBound]
+    ubs = [mapping[v] for v in par.upperBound]
+    steps = [mapping[v] for v in par.step]
+    zero = _const(ops, 0)
+    one = _const(ops, 1)
+    counts: list[SSAValue] = []
+    total: SSAValue | None = None
+    for lb, ub, step in zip(lbs, ubs, steps, strict=True):
+        span = arith.SubiOp(ub, lb)
+        n = arith.CeilDivSIOp(span.result, step)
+        n_pos = arith.MaxSIOp(n.result, zero)
+        ops += [span, n, n_pos]
+        counts.append(n_pos.result)
+        if total is None:
+            total = n_pos.result
+        else:
+            prod = arith.MuliOp(total, n_pos.result)
+            ops.append(prod)
+            total = prod.result
+    assert total is not None
+    begin, end = _chunk_loop(ops, tid.result, nth.result, total)
+
+    loop_body = Block(arg_types=[IndexType()])
+    lin = loop_body.args[0]
+    body_ops: list[Operation] = []
+    rest = lin
+    ivs: list[SSAValue] = [lin] * len(counts)
+    for d in reversed(range(len(counts))):
+        if d == 0:
+            idx = rest
+        else:
+            rem = arith.RemUIOp(rest, counts[d])
+            quo = arith.DivUIOp(rest, counts[d])
+            body_ops += [rem, quo]
+            idx, rest = rem.result, quo.result
+        scaled = arith.MuliOp(idx, steps[d])
+        iv = arith.AddiOp(lbs[d], scaled.result)
+        body_ops += [scaled, iv]
+        ivs[d] = iv.result
+    for old, new in zip(par.body.block.args, ivs, strict=True):
+        mapping[old] = new
+    for inner in par.body.block.ops:
+        if isinstance(inner, scf.ReduceOp):
+            continue
+        body_ops.append(inner.clone(value_mapper=mapping))
+    body_ops.append(scf.YieldOp())
+    for o in body_ops:
+        loop_body.add_op(o)
+    loop = scf.ForOp(begin, end, one, [], Region(loop_body))
+    ops.append(loop)
+    ops.append(func.ReturnOp())
+    for o in ops:
+        entry.add_op(o)
+    outlined = func.FuncOp(name, ((PTR,), ()), Region(entry), visibility=StringAttr("private"))
+    module.body.block.add_op(outlined)
+    for nested in [o for o in outlined.walk() if isinstance(o, scf.ParallelOp)]:
+        sequentialize(nested)
+
+    # ---- the call site -------------------------------------------------------------------
+    fn = par.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp | llvm.FuncOp):
+        fn = fn.parent_op()
+    if fn is None or not fn.body.blocks:
+        raise LoweringError(par, "scf.parallel must be inside a function")
+    fn_entry = fn.body.blocks.first
+    assert fn_entry is not None
+    one_i64 = llvm.ConstantOp(IntegerAttr(1, 64), convert_type(IndexType()))
+    alloca = llvm.AllocaOp(one_i64.result, ctx_type, alignment=16)
+    first = fn_entry.first_op
+    for o in (one_i64, alloca):
+        if first is None:
+            fn_entry.add_op(o)
+        else:
+            fn_entry.insert_op_before(o, first)
+    site: list[Operation] = []
+    for k, v in enumerate(captured):
+        value = v
+        if v.type != slot_types[k]:
+            cast = UnrealizedConversionCastOp.get([v], [slot_types[k]])
+            site.append(cast)
+            value = cast.results[0]
+        gep = llvm.GEPOp(alloca.res, [0, k], ctx_type)
+        site += [gep, llvm.StoreOp(value, gep.result, alignment=8)]
+    fn_ptr = llvm.AddressOfOp(name, PTR)
+    nt_ptr = llvm.AddressOfOp(NUM_THREADS_GLOBAL, PTR)
+    nt = llvm.LoadOp(nt_ptr.result, i32, alignment=4)
+    flags = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+    call = llvm.CallOp("GOMP_parallel", fn_ptr.result, alloca.res, nt.dereferenced_value, flags)
+    site += [fn_ptr, nt_ptr, nt, flags, call]
+    Rewriter.replace_op(par, site, [])
+
+
+def _declare_runtime(module: ModuleOp) -> None:
+    ensure_function_declaration(module, "GOMP_parallel", [PTR, PTR, i32, i32], None)
+    ensure_function_declaration(module, "omp_get_thread_num", [], i32)
+    ensure_function_declaration(module, "omp_get_num_threads", [], i32)
+    for op in module.ops:
+        if getattr(op, "sym_name", None) == StringAttr(NUM_THREADS_GLOBAL):
+            return
+    module.body.block.add_op(
+        llvm.GlobalOp(i32, NUM_THREADS_GLOBAL, "weak", value=IntegerAttr(0, i32), alignment=4)
+    )
+
+
+@dataclass(frozen=True)
+class ConvertParallelToGomp(ModulePass):
+    """Outline scf.parallel bodies and run them through libgomp's GOMP_parallel."""
+
+    name = "convert-parallel-to-gomp"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        outermost = [
+            p
+            for p in op.walk()
+            if isinstance(p, scf.ParallelOp)
+            and not any(isinstance(a, scf.ParallelOp) for a in _ancestors(p))
+        ]
+        if not outermost:
+            return
+        _declare_runtime(op)
+        taken = {getattr(o, "sym_name", StringAttr("")).data for o in op.ops}
+        counter: dict[str, int] = {}
+        for par in outermost:
+            fn = par
+            while fn is not None and not isinstance(fn, func.FuncOp | llvm.FuncOp):
+                fn = fn.parent_op()
+            base = fn.sym_name.data if fn is not None else "kernel"
+            k = counter.get(base, 0)
+            name = f"{base}_par{k}"
+            while name in taken:
+                k += 1
+                name = f"{base}_par{k}"
+            counter[base] = k + 1
+            taken.add(name)
+            _outline(par, op, name)
+
+
+def _ancestors(op: Operation):
+    p = op.parent_op()
+    while p is not None:
+        yield p
+        p = p.parent_op()

@@ -1,0 +1,74 @@
+"""convert-to-llvm: the whole CPU lowering, affine/scf/arith/math/memref/vector/func -> llvm.
+
+    convert-affine-to-scf, convert-parallel-to-gomp, convert-scf-to-cf (xDSL),
+    convert-math-to-llvm, convert-vector-to-llvm, convert-memref-to-llvm,
+    convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,
+    reconcile-unrealized-casts (xDSL)
+
+The result is pure llvm dialect (checked: anything left over is a user error naming the ops),
+ready for `nnvm.targets.llvm` or `mlir-translate --mlir-to-llvmir`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+
+from nnvm.lowering.convert_affine_to_scf import ConvertAffineToScf
+from nnvm.lowering.convert_arith_to_llvm import ConvertArithToLLVM
+from nnvm.lowering.convert_cf_to_llvm import ConvertCfToLLVM
+from nnvm.lowering.convert_func_to_llvm import ConvertFuncToLLVM
+from nnvm.lowering.convert_math_to_llvm import ConvertMathToLLVM
+from nnvm.lowering.convert_memref_to_llvm import ConvertMemRefToLLVM
+from nnvm.lowering.convert_parallel_to_gomp import ConvertParallelToGomp
+from nnvm.lowering.convert_vector_to_llvm import ConvertVectorToLLVM
+from nnvm.lowering.errors import LoweringError
+
+
+def leftover_ops(module: ModuleOp) -> list[str]:
+    """Names of ops that are not in the llvm dialect (casts included), sorted."""
+    names = set()
+    for op in module.walk():
+        if op is not module and not op.name.startswith("llvm."):
+            names.add(op.name)
+    return sorted(names)
+
+
+@dataclass(frozen=True)
+class ConvertToLLVM(ModulePass):
+    """Run every CPU conversion in order; fail with the names of ops nothing could lower."""
+
+    name = "convert-to-llvm"
+
+    approximate_math: bool = True
+    """f32 exp/log/tanh/erf as inline polynomials (else LLVM intrinsics and libm)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        passes: list[ModulePass] = [
+            ConvertAffineToScf(),
+            ConvertParallelToGomp(),
+            ConvertScfToCf(),
+            ConvertMathToLLVM(approximate=self.approximate_math),
+            ConvertVectorToLLVM(),
+            ConvertMemRefToLLVM(),
+            ConvertArithToLLVM(),
+            ConvertFuncToLLVM(),
+            ConvertCfToLLVM(),
+            ReconcileUnrealizedCastsPass(),
+        ]
+        for p in passes:
+            p.apply(ctx, op)
+        left = leftover_ops(op)
+        if left:
+            first = next(o for o in op.walk() if o is not op and not o.name.startswith("llvm."))
+            raise LoweringError(
+                first,
+                "convert-to-llvm could not lower: "
+                + ", ".join(left)
+                + " (unsupported op, type or layout)",
+            )

@@ -1,0 +1,475 @@
+"""Shared helpers of the conversions to the `llvm` dialect.
+
+The conversions are written against one small builder so that every pattern emits the same
+shapes of IR: index becomes i64, memrefs become bare `!llvm.ptr` (kernel ABI), and values that
+cross between converted and unconverted ops travel through `builtin.unrealized_conversion_cast`,
+removed at the end by `reconcile-unrealized-casts`.
+
+xDSL 0.74's llvm dialect has no vector `llvm.fcmp`/`llvm.select` (both are scalar-only there),
+no `fptosi`/`fptoui`/`uitofp` and no `extractelement`; the builder works around each with ops
+the dialect does have (integer compares on the float bits, and/or blends, saturating cast
+intrinsics, a one-lane shufflevector plus bitcast) so that the output stays plain upstream LLVM
+dialect that `mlir-translate` also accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.dialects.llvm import FastMathAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from nnvm.errors import UserError
+
+PTR = llvm.LLVMPointerType()
+
+
+def convert_type(t: Attribute) -> Attribute:
+    """The llvm-dialect type of a value of type `t` (index -> i64, memref -> ptr)."""
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, MemRefType):
+        return PTR
+    if isinstance(t, VectorType) and isinstance(t.element_type, IndexType):
+        return VectorType(i64, t.get_shape())
+    return t
+
+
+def element_type(t: Attribute) -> Attribute:
+    """The scalar type of a scalar or vector type."""
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+def byte_size(t: Attribute) -> int:
+    """Storage size in bytes of a scalar or vector element of a memref."""
+    if isinstance(t, IndexType):
+        return 8
+    if isinstance(t, IntegerType):
+        return max(1, (t.width.data + 7) // 8)
+    if isinstance(t, Float16Type):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    if isinstance(t, Float64Type):
+        return 8
+    if isinstance(t, VectorType):
+        n = 1
+        for d in t.get_shape():
+            n *= d
+        return n * byte_size(t.element_type)
+    raise UserError(f"cannot lower memrefs of element type {t} to the llvm dialect")
+
+
+def scalar_align(t: Attribute) -> int:
+    """Alignment promised on loads and stores: the scalar's size, never the vector's.
+
+    Buffers from numpy are only 16-byte aligned, and vector loads without an explicit small
+    alignment are emitted as `vmovaps`, which faults on them (llvmlite-ceilings.md, pitfall 6).
+    """
+    return byte_size(element_type(t))
+
+
+def intrinsic_suffix(t: Attribute) -> str:
+    """LLVM's overload suffix for a type: f32, v8f32, i64, v8i1."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{intrinsic_suffix(t.element_type)}"
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    if isinstance(t, Float16Type):
+        return "f16"
+    if isinstance(t, Float32Type):
+        return "f32"
+    if isinstance(t, Float64Type):
+        return "f64"
+    if isinstance(t, llvm.LLVMPointerType):
+        return "p0"
+    raise UserError(f"no LLVM intrinsic overload for type {t}")
+
+
+def same_shape(t: Attribute, elem: Attribute) -> Attribute:
+    """`elem`, or a vector of `elem` with the shape of `t` when `t` is a vector."""
+    if isinstance(t, VectorType):
+        return VectorType(elem, t.get_shape())
+    return elem
+
+
+def int_type_like(t: Attribute) -> Attribute:
+    """The integer type with the same bit width (and shape) as float type `t`."""
+    e = element_type(t)
+    width = {Float16Type: 16, Float32Type: 32, Float64Type: 64}[type(e)]
+    return same_shape(t, IntegerType(width))
+
+
+def to_llvm_fastmath(flags: Attribute | None) -> FastMathAttr:
+    """arith/math fastmath flags as llvm fastmath flags (same names)."""
+    if flags is None:
+        return FastMathAttr(None)
+    names = tuple(getattr(flags, "data", ()))
+    return FastMathAttr(names if names else None)
+
+
+class LLVMBuilder:
+    """Collects new llvm-dialect ops in order; patterns then insert or replace with `ops`."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def add_op(self, op: Operation) -> Operation:
+        self.ops.append(op)
+        return op
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    # ---- crossing between converted and unconverted values -------------------------------
+    def to_llvm(self, value: SSAValue) -> SSAValue:
+        """`value` with its llvm-dialect type, looking through a cast that made it."""
+        target = convert_type(value.type)
+        if target == value.type:
+            return value
+        owner = value.owner
+        if (
+            isinstance(owner, UnrealizedConversionCastOp)
+            and len(owner.inputs) == 1
+            and owner.inputs[0].type == target
+        ):
+            return owner.inputs[0]
+        return self.emit(UnrealizedConversionCastOp.get([value], [target]))
+
+    def from_llvm(self, value: SSAValue, original: Attribute) -> SSAValue:
+        """A value of the original (pre-conversion) type standing for llvm value `value`."""
+        if value.type == original:
+            return value
+        return self.emit(UnrealizedConversionCastOp.get([value], [original]))
+
+    # ---- constants ------------------------------------------------------------------------
+    def const(self, value: int | float, t: Attribute) -> SSAValue:
+        """A scalar constant, or a splat when `t` is a vector type."""
+        e = element_type(t)
+        if isinstance(t, VectorType):
+            if isinstance(e, IntegerType) and e.width.data == 1:
+                value = -1 if value else 0
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value])
+            return self.emit(llvm.ConstantOp(attr, t))
+        if isinstance(e, AnyFloat):
+            return self.emit(llvm.ConstantOp(FloatAttr(float(value), e), t))
+        assert isinstance(e, IntegerType)
+        if e.width.data == 1:
+            return self.emit(llvm.ConstantOp(IntegerAttr(-1 if value else 0, e), t))
+        return self.emit(llvm.ConstantOp(IntegerAttr(int(value), e), t))
+
+    def i64(self, value: int) -> SSAValue:
+        return self.const(value, i64)
+
+    def i32(self, value: int) -> SSAValue:
+        return self.const(value, i32)
+
+    # ---- integer arithmetic ---------------------------------------------------------------
+    def add(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
+        return self.emit(llvm.AddOp(a, b, overflow=_overflow(nsw)))
+
+    def sub(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
+        return self.emit(llvm.SubOp(a, b, overflow=_overflow(nsw)))
+
+    def mul(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
+        return self.emit(llvm.MulOp(a, b, overflow=_overflow(nsw)))
+
+    def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.AndOp(a, b))
+
+    def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.OrOp(a, b))
+
+    def xor(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.XOrOp(a, b))
+
+    def shl(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.ShlOp(a, b))
+
+    def ashr(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.AShrOp(a, b))
+
+    def lshr(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.LShrOp(a, b))
+
+    def sdiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.SDivOp(a, b))
+
+    def srem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.SRemOp(a, b))
+
+    def udiv(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.UDivOp(a, b))
+
+    def urem(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.URemOp(a, b))
+
+    def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        flag = llvm.ICmpPredicateFlag(pred)
+        return self.emit(llvm.ICmpOp(a, b, IntegerAttr(flag.to_int(), i64)))
+
+    def smin(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.select(self.icmp("slt", a, b), a, b)
+
+    def smax(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.select(self.icmp("sgt", a, b), a, b)
+
+    # ---- casts ----------------------------------------------------------------------------
+    def bitcast(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.BitcastOp(a, t))
+
+    def sext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.SExtOp(a, t))
+
+    def zext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.ZExtOp(a, t))
+
+    def trunc(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.TruncOp(a, t))
+
+    def int_resize(self, a: SSAValue, t: Attribute, signed: bool = True) -> SSAValue:
+        """Truncate or extend an integer to type `t`."""
+        src = element_type(a.type)
+        dst = element_type(t)
+        assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+        if src.width.data > dst.width.data:
+            return self.trunc(a, t)
+        if src.width.data < dst.width.data:
+            return self.sext(a, t) if signed else self.zext(a, t)
+        return a
+
+    def sitofp(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return self.emit(llvm.SIToFPOp(a, t))
+
+    def uitofp(self, a: SSAValue, t: Attribute) -> SSAValue:
+        """Unsigned int -> float without the missing `llvm.uitofp`.
+
+        Narrow ints are zero-extended to i64 and converted signed (exact). For i64 a value with
+        the top bit set is halved (keeping the sticky bit so rounding stays correct), converted,
+        and doubled.
+        """
+        src = element_type(a.type)
+        assert isinstance(src, IntegerType)
+        if src.width.data < 64:
+            return self.sitofp(self.zext(a, same_shape(a.type, i64)), t)
+        one = self.const(1, a.type)
+        half = self.or_(self.lshr(a, one), self.and_(a, one))
+        f_half = self.sitofp(half, t)
+        big = self.fadd(f_half, f_half)
+        small = self.sitofp(a, t)
+        neg = self.icmp("slt", a, self.const(0, a.type))
+        return self.select(neg, big, small)
+
+    def fptosi(self, a: SSAValue, t: Attribute) -> SSAValue:
+        """float -> signed int; saturating (NaN -> 0), where plain fptosi would give poison."""
+        name = f"llvm.fptosi.sat.{intrinsic_suffix(t)}.{intrinsic_suffix(a.type)}"
+        return self.call_intrinsic(name, [a], t)
+
+    def fptoui(self, a: SSAValue, t: Attribute) -> SSAValue:
+        name = f"llvm.fptoui.sat.{intrinsic_suffix(t)}.{intrinsic_suffix(a.type)}"
+        return self.call_intrinsic(name, [a], t)
+
+    def fpext(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.FPExtOp(a, t))
+
+    def fptrunc(self, a: SSAValue, t: Attribute) -> SSAValue:
+        return a if a.type == t else self.emit(llvm.FPTruncOp(a, t))
+
+    # ---- float arithmetic -----------------------------------------------------------------
+    def fadd(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
+        return self.emit(llvm.FAddOp(a, b, fm))
+
+    def fsub(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
+        return self.emit(llvm.FSubOp(a, b, fm))
+
+    def fmul(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
+        return self.emit(llvm.FMulOp(a, b, fm))
+
+    def fdiv(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
+        return self.emit(llvm.FDivOp(a, b, fm))
+
+    def fneg(self, a: SSAValue) -> SSAValue:
+        return self.emit(llvm.FNegOp(a))
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """Exactly rounded a*b+c (math.fma, vector.fma semantics)."""
+        return self.emit(llvm.FMAOp(a, b, c))
+
+    def fmuladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """a*b+c, fused where the target has FMA and not a libcall where it has not."""
+        return self.call_intrinsic(f"llvm.fmuladd.{intrinsic_suffix(a.type)}", [a, b, c], a.type)
+
+    def fabs(self, a: SSAValue) -> SSAValue:
+        return self.emit(llvm.FAbsOp(a, a.type))
+
+    def minnum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.VectorFMinOp(a, b))
+
+    def maxnum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.VectorFMaxOp(a, b))
+
+    def copysign(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(llvm.FCopySignOp(a, b))
+
+    def polynomial(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+        """c0 + c1 x + c2 x^2 + ... by Horner's rule with fmuladd."""
+        acc = self.const(coefficients[-1], x.type)
+        for c in reversed(coefficients[:-1]):
+            acc = self.fmuladd(acc, x, self.const(c, x.type))
+        return acc
+
+    def fcmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Scalar float compare (xDSL's llvm.fcmp is scalar-only)."""
+        key = {"false": "_false", "true": "_true"}.get(pred, pred)
+        flag = llvm.FCmpPredicateFlag(key)
+        if isinstance(a.type, VectorType):
+            raise UserError("vector float compares are not expressible in xDSL's llvm dialect")
+        return self.emit(llvm.FCmpOp(a, b, IntegerAttr(flag.to_int(), i64)))
+
+    # ---- selection ------------------------------------------------------------------------
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        """cond ? a : b, lane-wise for vectors.
+
+        xDSL's llvm.select takes only a scalar i1 condition, so vector selects are emitted as
+        `(a & m) | (b & ~m)` over the integer bits with `m = sext(cond)`; InstCombine turns that
+        back into a `select` (one `vblendvps`).
+        """
+        if not isinstance(cond.type, VectorType):
+            return self.emit(llvm.SelectOp(cond, a, b))
+        t = a.type
+        e = element_type(t)
+        it = int_type_like(t) if isinstance(e, AnyFloat) else t
+        mask = self.sext(cond, it)
+        ones = self.const(-1, it)
+        ai = self.bitcast(a, it)
+        bi = self.bitcast(b, it)
+        r = self.or_(self.and_(ai, mask), self.and_(bi, self.xor(mask, ones)))
+        return self.bitcast(r, t)
+
+    # ---- vectors --------------------------------------------------------------------------
+    def splat(self, scalar: SSAValue, t: VectorType) -> SSAValue:
+        """Broadcast a scalar to all lanes: insertelement + zero-mask shufflevector."""
+        undef = self.emit(llvm.UndefOp(t))
+        zero = self.i32(0)
+        one_lane = self.emit(llvm.InsertElementOp(undef, scalar, zero))
+        n = t.get_shape()[0]
+        mask = DenseArrayBase.from_list(i32, [0] * n)
+        return self.emit(llvm.ShuffleVectorOp(one_lane, one_lane, mask, t))
+
+    def extract_lane(self, v: SSAValue, lane: int) -> SSAValue:
+        """Lane `lane` of a 1-D vector, as a scalar (no `llvm.extractelement` in xDSL)."""
+        vt = v.type
+        assert isinstance(vt, VectorType)
+        one = VectorType(vt.element_type, [1])
+        mask = DenseArrayBase.from_list(i32, [lane])
+        single = self.emit(llvm.ShuffleVectorOp(v, v, mask, one))
+        return self.bitcast(single, vt.element_type)
+
+    def step_vector(self, t: VectorType) -> SSAValue:
+        """<0, 1, ..., n-1> of integer vector type `t`."""
+        n = t.get_shape()[0]
+        attr = DenseIntOrFPElementsAttr.from_list(t, list(range(n)))
+        return self.emit(llvm.ConstantOp(attr, t))
+
+    # ---- memory and calls -----------------------------------------------------------------
+    def gep(self, ptr: SSAValue, index: SSAValue | int, elem: Attribute) -> SSAValue:
+        """&ptr[index] for elements of type `elem` (GEP, never ptrtoint arithmetic)."""
+        elem = convert_type(elem)
+        if isinstance(index, int) and index == 0:
+            return ptr
+        return self.emit(llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=True))
+
+    def load(self, ptr: SSAValue, t: Attribute, align: int) -> SSAValue:
+        return self.emit(llvm.LoadOp(ptr, t, alignment=align))
+
+    def store(self, value: SSAValue, ptr: SSAValue, align: int) -> None:
+        self.add_op(llvm.StoreOp(value, ptr, alignment=align))
+
+    def call_intrinsic(
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        result: Attribute | None,
+        fastmath: FastMathAttr | None = None,
+    ) -> SSAValue:
+        op = llvm.CallIntrinsicOp(name, list(args), [] if result is None else [result])
+        if fastmath is not None and fastmath.data:
+            op.properties["fastmathFlags"] = fastmath
+        self.ops.append(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def call(self, callee: str, args: Sequence[SSAValue], result: Attribute | None) -> SSAValue:
+        op = llvm.CallOp(callee, *args, return_type=result)
+        self.ops.append(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+
+def _overflow(nsw: bool) -> llvm.OverflowAttr:
+    if nsw:
+        return llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP,))
+    return llvm.OverflowAttr(None)
+
+
+def ensure_function_declaration(
+    module_op: Operation, name: str, inputs: Sequence[Attribute], output: Attribute | None
+) -> None:
+    """Declare external function `name` in the module unless something of that name exists."""
+    from xdsl.dialects import builtin
+
+    assert isinstance(module_op, builtin.ModuleOp)
+    for op in module_op.ops:
+        sym = getattr(op, "sym_name", None)
+        if sym is not None and sym.data == name:
+            return
+    ftype = llvm.LLVMFunctionType(list(inputs), output if output is not None else None)
+    decl = llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
+    module_op.body.block.add_op(decl)
+
+
+def enclosing_module(op: Operation) -> Operation:
+    """The outermost builtin.module around `op` (where declarations go)."""
+    from xdsl.dialects import builtin
+
+    found: Operation | None = None
+    cur: Operation | None = op
+    while cur is not None:
+        if isinstance(cur, builtin.ModuleOp):
+            found = cur
+        cur = cur.parent_op()
+    if found is None:
+        raise UserError(f"{op.name} is not inside a builtin.module")
+    return found
+
+
+__all__ = [
+    "PTR",
+    "LLVMBuilder",
+    "byte_size",
+    "convert_type",
+    "element_type",
+    "enclosing_module",
+    "ensure_function_declaration",
+    "i1",
+    "intrinsic_suffix",
+    "scalar_align",
+]
