@@ -1,0 +1,1 @@
+"""Benchmarks: nnvm against onnxruntime (python -m bench)."""

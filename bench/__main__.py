@@ -1,0 +1,49 @@
+"""`python -m bench`: nnvm against onnxruntime, side by side, at 1 and 2 threads.
+
+    python -m bench                       # all models, 1 and 2 threads, JSON to bench-results.json
+    python -m bench --models resnet18 --threads 1 --rounds 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bench.flops import model_flops
+from bench.harness import compare, table
+from bench.models import MODELS
+from bench.peak import measure_peak
+from nnvm.testing.onnx_models import random_inputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", default="bench-results.json", help="where to write results")
+    args = parser.parse_args(argv)
+
+    peaks = {t: measure_peak(t) for t in args.threads}
+    for t, p in peaks.items():
+        print(f"measured FMA peak, {t} thread(s): {p:.1f} GFLOP/s", flush=True)
+    results = []
+    for name in args.models:
+        model = MODELS[name]()
+        inputs = random_inputs(model, seed=0)
+        flops = model_flops(model)
+        for t in args.threads:
+            print(f"{name} on {t} thread(s) ...", flush=True)
+            results.append(compare(name, model, inputs, t, flops, peaks[t], rounds=args.rounds))
+    print(table(results))
+    with open(args.json, "w") as f:
+        json.dump(
+            {"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1
+        )
+    print(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""The graph runtime: run a compiled model from Python.
+
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    m.set_input(**params)
+    m.run(data=x)
+    y = m.get_output(0)
+
+By default the whole graph runs inside the library's entry point (no Python between kernels).
+`debug=True` instead calls the exported kernels one by one, to time each (`profile()`) and to
+check each against the reference executor (`check()`), naming the first kernel that diverges."""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnvm.compiler.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
+from nnvm.errors import UserError
+from nnvm.params import save_params
+from nnvm.runtime.module import Module
+
+ALIGNMENT = 64
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where a model runs: only the CPU for now (`nnvm.cpu(0)`)."""
+
+    kind: str = "cpu"
+    index: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.kind}({self.index})"
+
+
+def cpu(index: int = 0) -> Device:
+    return Device("cpu", index)
+
+
+def aligned_empty(shape, dtype, alignment: int = ALIGNMENT) -> np.ndarray:
+    """An uninitialised C-order array whose data starts on an `alignment`-byte boundary."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(count * dtype.itemsize + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def _as_graph(graph: ExecutorGraph | str) -> ExecutorGraph:
+    return ExecutorGraph.from_json(graph) if isinstance(graph, str) else graph
+
+
+class GraphModule:
+    """A compiled model ready to run on one device."""
+
+    def __init__(self, graph: ExecutorGraph | str, lib: Module, device: Device | None = None):
+        self.graph = _as_graph(graph)
+        self.lib = lib
+        self.device = device or cpu(0)
+        if self.device.kind != "cpu":
+            raise UserError(f"device {self.device} is not supported; use nnvm.cpu(0)")
+        if self.graph.model_hash != lib.model_hash:
+            raise UserError(
+                f"graph (model {self.graph.model_hash or '?'}) and library (model "
+                f"{lib.model_hash or '?'}) come from different builds"
+            )
+        self._input_index = {i["name"]: k for k, i in enumerate(self.graph.inputs)}
+        self._param_info = {
+            p["name"]: TensorInfo(p["shape"], p["dtype"]) for p in self.graph.params
+        }
+        self._inputs = [aligned_empty(i["shape"], i["dtype"]) for i in self.graph.inputs]
+        self._outputs = [aligned_empty(o.shape, o.dtype) for o in self.graph.outputs]
+        self._params: dict[str, np.ndarray] = {}
+        self._handle: int | None = None
+
+    # -- inputs ----------------------------------------------------------------------------
+
+    def set_input(self, key: str | int | None = None, value=None, **params) -> None:
+        """`set_input("data", x)` sets a graph input; `set_input(**params)` sets weights."""
+        if key is not None:
+            self._set_one(key, value)
+        for name, v in params.items():
+            self._set_one(name, v)
+
+    def _set_one(self, key: str | int, value) -> None:
+        if isinstance(key, int):
+            if not 0 <= key < len(self._inputs):
+                raise UserError(
+                    f"input index {key} out of range (the model has {len(self._inputs)})"
+                )
+            key = self.graph.inputs[key]["name"]
+        if key in self._input_index:
+            k = self._input_index[key]
+            info = self.graph.inputs[k]
+            self._inputs[k][...] = self._checked(
+                key, value, TensorInfo(info["shape"], info["dtype"])
+            )
+        elif key in self._param_info:
+            self._params[key] = np.ascontiguousarray(
+                self._checked(key, value, self._param_info[key])
+            )
+            self._release()
+        else:
+            raise UserError(
+                f"{key!r} is neither an input ({', '.join(self._input_index)}) nor a param "
+                "of this model"
+            )
+
+    @staticmethod
+    def _checked(name: str, value, info: TensorInfo) -> np.ndarray:
+        array = np.asarray(value)
+        if list(array.shape) != list(info.shape):
+            raise UserError(f"{name!r} must have shape {info.shape}, got {list(array.shape)}")
+        if array.dtype != np.dtype(info.dtype):
+            raise UserError(f"{name!r} must have dtype {info.dtype}, got {array.dtype}")
+        return array
+
+    def get_input(self, name: str) -> np.ndarray:
+        if name not in self._input_index:
+            raise UserError(f"no input named {name!r}")
+        return self._inputs[self._input_index[name]].copy()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _ensure_handle(self) -> int:
+        if self._handle is None:
+            missing = [p for p in self._param_info if p not in self._params]
+            if missing:
+                raise UserError(
+                    f"params not set: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
+                    " (call set_input(**params) with the params from build)"
+                )
+            blob = save_params({name: self._params[name] for name in self._param_info})
+            handle = self.lib.lib.nnvm_create(blob, len(blob))
+            if not handle:
+                raise UserError(f"the model library refused the params: {self.lib.last_error()}")
+            self._handle = handle
+        return self._handle
+
+    def run(self, **inputs) -> None:
+        for name, value in inputs.items():
+            self._set_one(name, value)
+        handle = self._ensure_handle()
+        self.lib.sync_threads()
+        ins = (ctypes.c_void_p * max(1, len(self._inputs)))(*[a.ctypes.data for a in self._inputs])
+        outs = (ctypes.c_void_p * max(1, len(self._outputs)))(
+            *[a.ctypes.data for a in self._outputs]
+        )
+        if self.lib.lib.nnvm_run(handle, ins, outs) != 0:
+            raise UserError(f"nnvm_run failed: {self.lib.last_error()}")
+
+    def get_num_outputs(self) -> int:
+        return len(self._outputs)
+
+    def get_output(self, index: int, out: np.ndarray | None = None) -> np.ndarray:
+        if not 0 <= index < len(self._outputs):
+            raise UserError(f"output index {index} out of range ({len(self._outputs)} outputs)")
+        if out is None:
+            return self._outputs[index].copy()
+        out[...] = self._outputs[index]
+        return out
+
+    def benchmark(self, number: int = 10, repeat: int = 3, warmup: int = 1) -> dict[str, float]:
+        """Time `run()`: per repeat, the mean over `number` calls; median/min/mean in ms."""
+        for _ in range(warmup):
+            self.run()
+        results = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                self.run()
+            results.append((time.perf_counter() - start) * 1e3 / number)
+        return {
+            "median_ms": statistics.median(results),
+            "min_ms": min(results),
+            "mean_ms": statistics.fmean(results),
+            "results_ms": results,  # type: ignore[dict-item]
+        }
+
+    def _release(self) -> None:
+        if self._handle is not None:
+            self.lib.lib.nnvm_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        try:
+            self._release()
+        except Exception:
+            pass
+
+
+@dataclass
+class KernelTiming:
+    kernel: str
+    ms: float
+
+
+class DebugGraphModule(GraphModule):
+    """Runs the exported kernels one by one from Python over the same arena layout."""
+
+    def __init__(self, graph, lib: Module, device: Device | None = None):
+        super().__init__(graph, lib, device)
+        self._arena = aligned_empty((max(self.graph.arena_bytes, 1),), np.uint8)
+        self._constants = {
+            name: np.ascontiguousarray(np.asarray(c["value"], dtype=c["dtype"]).reshape(c["shape"]))
+            for name, c in self.graph.constants.items()
+        }
+        self._kernels = {}
+        self.timings: list[KernelTiming] = []
+
+    def _array(self, ref: Ref, info: TensorInfo) -> np.ndarray:
+        if ref.kind == "input":
+            return self._inputs[ref.index]
+        if ref.kind == "output":
+            return self._outputs[ref.index]
+        if ref.kind == "param":
+            return self._params[ref.name]
+        if ref.kind == "constant":
+            return self._constants[ref.name]
+        nbytes = info.nbytes
+        return self._arena[ref.offset : ref.offset + nbytes].view(info.dtype).reshape(info.shape)
+
+    def _kernel(self, node: Node):
+        if node.kernel not in self._kernels:
+            self._kernels[node.kernel] = self.lib.get_function(
+                node.kernel, len(node.inputs) + len(node.outputs)
+            )
+        return self._kernels[node.kernel]
+
+    def _args(self, node: Node) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        ins = [self._array(r, i) for r, i in zip(node.inputs, node.input_info, strict=True)]
+        outs = [self._array(r, i) for r, i in zip(node.outputs, node.output_info, strict=True)]
+        return ins, outs
+
+    def run(self, **inputs) -> None:
+        for name, value in inputs.items():
+            self._set_one(name, value)
+        self._ensure_handle()  # same params check as the entry point
+        self.lib.sync_threads()
+        self.timings = []
+        for node in self.graph.nodes:
+            ins, outs = self._args(node)
+            kernel = self._kernel(node)
+            start = time.perf_counter()
+            kernel(*[a.ctypes.data for a in ins + outs])
+            self.timings.append(KernelTiming(node.kernel, (time.perf_counter() - start) * 1e3))
+        for copy in self.graph.copies:
+            info = self.graph.outputs[copy.output]
+            self._outputs[copy.output][...] = self._array(copy.source, info)
+
+    def profile(self, number: int = 3) -> str:
+        """Run `number` times and return a per-kernel table: kernel, ms (median), %."""
+        runs = []
+        for _ in range(number):
+            self.run()
+            runs.append([t.ms for t in self.timings])
+        per_node = [statistics.median(col) for col in zip(*runs, strict=True)]
+        total = sum(per_node) or 1.0
+        rows = [f"{'kernel':<60} {'ms':>9} {'%':>6}"]
+        for node, ms in sorted(zip(self.graph.nodes, per_node, strict=True), key=lambda x: -x[1]):
+            rows.append(f"{node.kernel:<60} {ms:9.3f} {100 * ms / total:6.1f}")
+        rows.append(f"{'total':<60} {total:9.3f} {100.0:6.1f}")
+        return "\n".join(rows)
+
+    def check(self, rtol: float = 1e-3, atol: float = 1e-4) -> str | None:
+        """Run kernel by kernel, comparing each output with the reference executor on the same
+        inputs; returns the name of the first kernel that diverges (None when all agree)."""
+        from nnvm.diagnostics import parse_module
+        from nnvm.reference import run_reference
+        from nnvm.registry import make_context
+
+        sources = self.graph.extra.get("kernel_ir", {})
+        self._ensure_handle()
+        self.lib.sync_threads()
+        ctx = make_context()
+        for node in self.graph.nodes:
+            ins, outs = self._args(node)
+            self._kernel(node)(*[a.ctypes.data for a in ins + outs])
+            if node.kernel not in sources:
+                raise UserError(f"the graph holds no IR for {node.kernel}; cannot check it")
+            module = parse_module(ctx, sources[node.kernel], node.kernel)
+            expected = run_reference(module, {}, [a.copy() for a in ins], function=node.kernel)
+            for got, want in zip(outs, expected, strict=True):
+                if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                    return node.kernel
+        for copy in self.graph.copies:
+            info = self.graph.outputs[copy.output]
+            self._outputs[copy.output][...] = self._array(copy.source, info)
+        return None
+
+
+def create(
+    graph: ExecutorGraph | str,
+    lib: Module,
+    device: Device | None = None,
+    debug: bool = False,
+) -> GraphModule:
+    """A runnable model from build's graph (or its JSON) and library."""
+    cls = DebugGraphModule if debug else GraphModule
+    return cls(graph, lib, device)

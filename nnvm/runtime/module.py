@@ -1,0 +1,95 @@
+"""A compiled model library (`lib` of `nnvm.compiler.build`): the entry point of the C ABI
+(targets/cpu/nnvm_runtime.h) and every kernel exported by name, loadable later without
+recompiling: `lib.export_library("m.so")`, then `nnvm.runtime.load_module("m.so")`."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import weakref
+from pathlib import Path
+
+from nnvm.errors import UserError
+
+
+class Module:
+    """A loaded model library. Build one with nnvm.compiler.build or load_module(path)."""
+
+    def __init__(self, path: Path, lib: ctypes.CDLL):
+        self.path = path
+        self.lib = lib
+        self.build_times = None
+        self._declare()
+
+    def _declare(self) -> None:
+        lib = self.lib
+        try:
+            lib.nnvm_create.restype = ctypes.c_void_p
+            lib.nnvm_create.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.nnvm_run.restype = ctypes.c_int
+            lib.nnvm_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            lib.nnvm_destroy.restype = None
+            lib.nnvm_destroy.argtypes = [ctypes.c_void_p]
+            lib.nnvm_last_error.restype = ctypes.c_char_p
+            lib.nnvm_model_hash.restype = ctypes.c_char_p
+            lib.nnvm_target.restype = ctypes.c_char_p
+            lib.nnvm_abi_version.restype = ctypes.c_int
+        except AttributeError:
+            raise UserError(f"{self.path} is not an nnvm model library (no nnvm_create)") from None
+
+    @staticmethod
+    def load(path: str | os.PathLike[str], owns_dir: Path | None = None) -> Module:
+        """Load a library, refusing one built for CPU features this host lacks."""
+        from nnvm.targets.llvm.compile import load_library
+
+        shared = load_library(path)  # checks the CPU record before anything runs
+        module = Module(Path(path), shared.lib)
+        module._shared = shared  # keeps the thread-count binding alive
+        if owns_dir is not None:
+            weakref.finalize(module, shutil.rmtree, owns_dir, True)
+        return module
+
+    # -- what it holds ---------------------------------------------------------------------
+
+    @property
+    def model_hash(self) -> str:
+        return self.lib.nnvm_model_hash().decode()
+
+    @property
+    def target(self) -> str:
+        return self.lib.nnvm_target().decode()
+
+    def last_error(self) -> str:
+        return (self.lib.nnvm_last_error() or b"").decode()
+
+    def sync_threads(self) -> None:
+        """Hand `nnvm.get_num_threads()` to the library's parallel loops."""
+        self._shared.sync_threads()
+
+    def get_function(self, name: str, num_args: int):
+        """An exported kernel with the kernel ABI: `f(ptr0, ptr1, ...)` (pointers as ints)."""
+        try:
+            address = ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value
+        except AttributeError:
+            raise UserError(f"the library exports no kernel named {name!r}") from None
+        return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * num_args))(address)
+
+    # -- deployment ------------------------------------------------------------------------
+
+    def export_library(self, path: str | os.PathLike[str]) -> None:
+        """Write the shared library (self-contained: kernels, entry point and C runtime)."""
+        dest = Path(path)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.path, dest)
+
+    def export_header(self, path: str | os.PathLike[str]) -> None:
+        """Write nnvm_runtime.h, the C ABI's header, for a C program using the library."""
+        from nnvm.targets.cpu.entry_point import include_dir
+
+        shutil.copyfile(include_dir() / "nnvm_runtime.h", Path(path))
+
+
+def load_module(path: str | os.PathLike[str]) -> Module:
+    """Load a library written by `export_library`."""
+    return Module.load(path)

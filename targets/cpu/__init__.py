@@ -1,0 +1,1 @@
+"""The CPU target's runtime glue: the C runtime of model libraries and the generated entry point."""

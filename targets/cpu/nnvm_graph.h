@@ -1,0 +1,32 @@
+/* Between the model-independent runtime (nnvm_runtime.c) and the generated entry point
+ * (entry.c, written by targets/cpu/entry_point.py for each model): the tables describing the
+ * graph and the function that runs it. Not part of the public C ABI. */
+#ifndef NNVM_GRAPH_H
+#define NNVM_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *name;
+  int dtype; /* params file dtype code */
+  int ndim;
+  const int64_t *dims;
+} nnvm_tensor_desc;
+
+extern const nnvm_tensor_desc nnvm_graph_params[];
+extern const int nnvm_graph_num_params;
+extern const nnvm_tensor_desc nnvm_graph_inputs[];
+extern const int nnvm_graph_num_inputs;
+extern const nnvm_tensor_desc nnvm_graph_outputs[];
+extern const int nnvm_graph_num_outputs;
+extern const size_t nnvm_graph_arena_bytes;
+extern const char nnvm_graph_model_hash[];
+extern const char nnvm_graph_target[];
+/* Runs every kernel in order over params, the arena and the caller's buffers. */
+extern void nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,
+                           void *const *outputs);
+/* Parallel kernels read their thread count here (weak: absent when nothing is parallel). */
+extern int32_t nnvm_num_threads __attribute__((weak));
+
+#endif

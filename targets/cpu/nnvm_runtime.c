@@ -1,0 +1,183 @@
+/* The model-independent part of a library built by nnvm: parsing the params blob, owning the
+ * arena and the weights, reporting errors. The generated part (entry.c, see entry_point.py)
+ * provides the tables and nnvm_graph_run, which calls the kernels in order. */
+#include "nnvm_graph.h"
+#include "nnvm_runtime.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ------------------------------------------------------------------------------ */
+static __thread char last_error[512];
+
+static void set_error(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, args);
+  va_end(args);
+}
+
+const char *nnvm_last_error(void) { return last_error; }
+
+/* ---- the params blob (docs/params-format.md) --------------------------------------------- */
+static const size_t dtype_size[] = {4, 2, 8, 8, 4, 2, 1, 1, 1, 2, 4, 8};
+#define NUM_DTYPES (sizeof dtype_size / sizeof dtype_size[0])
+
+struct nnvm_model {
+  char *blob;    /* 64-byte aligned copy of the params file: weights are used in place */
+  char *arena;   /* intermediate tensors, laid out by plan-memory */
+  void **params; /* per graph param, a pointer into blob */
+};
+
+static int read_bytes(const char *blob, size_t size, size_t *pos, void *out, size_t n) {
+  if (*pos + n > size) return -1;
+  memcpy(out, blob + *pos, n);
+  *pos += n;
+  return 0;
+}
+
+static int bind_params(nnvm_model *m, size_t size) {
+  const char *b = m->blob;
+  size_t pos = 0;
+  uint32_t version, count;
+  if (size < 16 || memcmp(b, "NNVMPRM\0", 8) != 0) {
+    set_error("params blob: bad magic (not an nnvm params file)");
+    return -1;
+  }
+  pos = 8;
+  read_bytes(b, size, &pos, &version, 4);
+  read_bytes(b, size, &pos, &count, 4);
+  if (version != 1) {
+    set_error("params blob: unsupported version %u", version);
+    return -1;
+  }
+  for (int i = 0; i < nnvm_graph_num_params; ++i) m->params[i] = NULL;
+  for (uint32_t t = 0; t < count; ++t) {
+    uint32_t name_len, dtype, ndim;
+    uint64_t nbytes;
+    int64_t dims[16];
+    if (read_bytes(b, size, &pos, &name_len, 4) || pos + name_len > size) goto truncated;
+    const char *name = b + pos;
+    pos += name_len;
+    if (read_bytes(b, size, &pos, &dtype, 4) || read_bytes(b, size, &pos, &ndim, 4)) goto truncated;
+    if (ndim > 16) {
+      set_error("params blob: tensor %u has rank %u (at most 16 supported)", t, ndim);
+      return -1;
+    }
+    if (read_bytes(b, size, &pos, dims, 8 * (size_t)ndim) || read_bytes(b, size, &pos, &nbytes, 8))
+      goto truncated;
+    if (dtype >= NUM_DTYPES) {
+      set_error("params blob: tensor %u has unknown dtype code %u", t, dtype);
+      return -1;
+    }
+    uint64_t expect = dtype_size[dtype];
+    for (uint32_t k = 0; k < ndim; ++k) expect *= (uint64_t)dims[k];
+    if (expect != nbytes) {
+      set_error("params blob: tensor %u holds %llu bytes, its shape needs %llu", t,
+                (unsigned long long)nbytes, (unsigned long long)expect);
+      return -1;
+    }
+    pos = (pos + 63) / 64 * 64;
+    if (pos + nbytes > size) goto truncated;
+    for (int i = 0; i < nnvm_graph_num_params; ++i) {
+      const nnvm_tensor_desc *d = &nnvm_graph_params[i];
+      if (strlen(d->name) != name_len || memcmp(d->name, name, name_len) != 0) continue;
+      int same = (int)dtype == d->dtype && (int)ndim == d->ndim;
+      for (int k = 0; same && k < d->ndim; ++k) same = dims[k] == d->dims[k];
+      if (!same) {
+        set_error("params blob: param \"%s\" has another dtype or shape than the graph expects",
+                  d->name);
+        return -1;
+      }
+      m->params[i] = (void *)(b + pos);
+    }
+    pos += nbytes;
+  }
+  for (int i = 0; i < nnvm_graph_num_params; ++i) {
+    if (m->params[i] == NULL) {
+      set_error("params blob: param \"%s\" is missing", nnvm_graph_params[i].name);
+      return -1;
+    }
+  }
+  return 0;
+truncated:
+  set_error("params blob: truncated at byte %zu", pos);
+  return -1;
+}
+
+static void *aligned_alloc64(size_t n) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;
+  return p;
+}
+
+nnvm_model *nnvm_create(const void *params_blob, size_t size) {
+  last_error[0] = '\0';
+  if (params_blob == NULL && size) {
+    set_error("nnvm_create: params blob is NULL");
+    return NULL;
+  }
+  nnvm_model *m = calloc(1, sizeof *m);
+  if (!m) goto oom;
+  m->blob = aligned_alloc64(size);
+  m->arena = aligned_alloc64(nnvm_graph_arena_bytes);
+  m->params = calloc(nnvm_graph_num_params ? nnvm_graph_num_params : 1, sizeof(void *));
+  if (!m->blob || !m->arena || !m->params) goto oom;
+  if (size) memcpy(m->blob, params_blob, size);
+  if (bind_params(m, size) != 0) {
+    nnvm_destroy(m);
+    return NULL;
+  }
+  if (&nnvm_num_threads != NULL) {
+    const char *env = getenv("NNVM_NUM_THREADS");
+    int n = env ? atoi(env) : 0;
+    if (n > 0) nnvm_num_threads = n;
+  }
+  return m;
+oom:
+  set_error("nnvm_create: out of memory");
+  nnvm_destroy(m);
+  return NULL;
+}
+
+int nnvm_run(nnvm_model *m, const void *const *inputs, void *const *outputs) {
+  if (m == NULL || (nnvm_graph_num_inputs && inputs == NULL) || outputs == NULL) {
+    set_error("nnvm_run: model, inputs and outputs must not be NULL");
+    return -1;
+  }
+  nnvm_graph_run(m->params, m->arena, inputs, outputs);
+  return 0;
+}
+
+void nnvm_destroy(nnvm_model *m) {
+  if (!m) return;
+  free(m->blob);
+  free(m->arena);
+  free(m->params);
+  free(m);
+}
+
+int nnvm_abi_version(void) { return NNVM_ABI_VERSION; }
+const char *nnvm_model_hash(void) { return nnvm_graph_model_hash; }
+const char *nnvm_target(void) { return nnvm_graph_target; }
+int nnvm_num_inputs(void) { return nnvm_graph_num_inputs; }
+int nnvm_num_outputs(void) { return nnvm_graph_num_outputs; }
+
+int nnvm_input_info(int i, const char **name, int *dtype, int *ndim, const int64_t **dims) {
+  if (i < 0 || i >= nnvm_graph_num_inputs) return -1;
+  if (name) *name = nnvm_graph_inputs[i].name;
+  if (dtype) *dtype = nnvm_graph_inputs[i].dtype;
+  if (ndim) *ndim = nnvm_graph_inputs[i].ndim;
+  if (dims) *dims = nnvm_graph_inputs[i].dims;
+  return 0;
+}
+
+int nnvm_output_info(int i, int *dtype, int *ndim, const int64_t **dims) {
+  if (i < 0 || i >= nnvm_graph_num_outputs) return -1;
+  if (dtype) *dtype = nnvm_graph_outputs[i].dtype;
+  if (ndim) *ndim = nnvm_graph_outputs[i].ndim;
+  if (dims) *dims = nnvm_graph_outputs[i].dims;
+  return 0;
+}

@@ -1,0 +1,251 @@
+"""The compiled entry point, the C runtime and the graph runtime, independent of kernel
+generation: kernels are written by hand in LLVM IR for a small fused and planned graph."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nnvm.compiler.build import link_library
+from nnvm.compiler.executor_graph import ExecutorGraph, executor_graph, model_hash
+from nnvm.diagnostics import parse_module
+from nnvm.errors import UserError
+from nnvm.param_store import attach_params
+from nnvm.params import save_params
+from nnvm.registry import make_context
+from nnvm.runtime import graph_runtime, load_module
+from nnvm.runtime.module import Module
+from nnvm.targets.llvm.compile import emit_object
+from nnvm.targets.llvm.target import parse_target
+from nnvm.tools.opt import build_pipeline
+
+GRAPH = """
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %w = nnvm.param "w" : tensor<16xf32>
+  %a = nnvm.add %x, %w : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %r = nnvm.relu %a : (tensor<16xf32>) -> tensor<16xf32>
+  func.return %r, %x : tensor<16xf32>, tensor<16xf32>
+}
+"""
+
+# out[i] = f(a[i], b[i]) over 16 floats, with the kernel ABI (pointers only).
+KERNEL_IR = """
+define void @{name}({params}) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+{body}
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, 16
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}}
+"""
+
+ADD_BODY = """  %pa = getelementptr float, ptr %a, i64 %i
+  %pb = getelementptr float, ptr %b, i64 %i
+  %po = getelementptr float, ptr %out, i64 %i
+  %va = load float, ptr %pa
+  %vb = load float, ptr %pb
+  %s = fadd float %va, %vb
+  store float %s, ptr %po"""
+
+RELU_BODY = """  %pa = getelementptr float, ptr %a, i64 %i
+  %po = getelementptr float, ptr %out, i64 %i
+  %va = load float, ptr %pa
+  %s = call float @llvm.maxnum.f32(float %va, float 0.0)
+  store float %s, ptr %po"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[ExecutorGraph, Module, dict[str, np.ndarray], Path]:
+    workdir = tmp_path_factory.mktemp("entry")
+    module = parse_module(make_context(), GRAPH, "graph.mlir")
+    params = {"w": np.linspace(-1, 1, 16, dtype=np.float32)}
+    attach_params(module, params)
+    for p in build_pipeline(["fuse{enable=false}", "plan-memory"]):
+        p.apply(make_context(), module)
+    graph = executor_graph(module)
+    target = parse_target("llvm")
+    graph.target = target.description
+    graph.model_hash = model_hash("entry-point-test")
+    objects = []
+    for name in graph.kernels:
+        if "add" in name:
+            ir = KERNEL_IR.format(name=name, params="ptr %a, ptr %b, ptr %out", body=ADD_BODY)
+        else:
+            ir = KERNEL_IR.format(name=name, params="ptr %a, ptr %out", body=RELU_BODY)
+            ir = "declare float @llvm.maxnum.f32(float, float)\n" + ir
+        objects.append(emit_object(ir, target, target_record=False))
+    lib_path = link_library(graph, objects, workdir / "model.so", target)
+    return graph, Module.load(lib_path), params, workdir
+
+
+def _expected(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.maximum(x + w, 0)
+
+
+def test_graph_has_two_kernels_an_arena_and_a_copy(built):
+    graph, _, _, _ = built
+    assert len(graph.kernels) == 2
+    assert graph.arena_bytes == 64  # the add's result; relu writes the caller's output
+    assert [n.outputs[0].kind for n in graph.nodes] == ["arena", "output"]
+    assert len(graph.copies) == 1 and graph.copies[0].source.kind == "input"
+
+
+def test_entry_point_runs_the_graph(built):
+    graph, lib, params, _ = built
+    m = graph_runtime.create(graph, lib)
+    m.set_input(**params)
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    m.run(x=x)
+    assert m.get_num_outputs() == 2
+    np.testing.assert_allclose(m.get_output(0), _expected(x, params["w"]))
+    np.testing.assert_array_equal(m.get_output(1), x)
+    out = np.empty(16, np.float32)
+    assert m.get_output(0, out) is out
+    np.testing.assert_array_equal(m.get_input("x"), x)
+    stats = m.benchmark(number=3, repeat=2)
+    assert stats["median_ms"] > 0
+
+
+def test_debug_runtime_times_and_checks_kernels(built):
+    graph, lib, params, _ = built
+    graph.extra["kernel_ir"] = {}
+    m = graph_runtime.create(graph, lib, debug=True)
+    m.set_input(**params)
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    m.run(x=x)
+    np.testing.assert_allclose(m.get_output(0), _expected(x, params["w"]))
+    table = m.profile(number=2)
+    assert all(k in table for k in graph.kernels) and "total" in table
+
+
+def test_wrong_inputs_are_clear_errors(built):
+    graph, lib, params, _ = built
+    m = graph_runtime.create(graph, lib)
+    with pytest.raises(UserError, match="params not set: w"):
+        m.run(x=np.zeros(16, np.float32))
+    m.set_input(**params)
+    with pytest.raises(UserError, match="must have shape \\[16\\]"):
+        m.set_input("x", np.zeros(15, np.float32))
+    with pytest.raises(UserError, match="must have dtype float32"):
+        m.set_input("x", np.zeros(16, np.float64))
+    with pytest.raises(UserError, match="neither an input"):
+        m.set_input("y", np.zeros(16, np.float32))
+    with pytest.raises(UserError, match="must have shape"):
+        m.set_input(w=np.zeros(3, np.float32))
+
+
+def test_mismatched_builds_are_refused(built):
+    graph, lib, _, _ = built
+    other = ExecutorGraph.from_json(graph.to_json())
+    other.model_hash = "0" * 32
+    with pytest.raises(UserError, match="different builds"):
+        graph_runtime.create(other, lib)
+
+
+def test_graph_json_round_trips(built):
+    graph, lib, params, _ = built
+    again = ExecutorGraph.from_json(graph.to_json())
+    assert again == graph
+    m = graph_runtime.create(graph.to_json(), lib)
+    m.set_input(**params)
+    m.run(x=np.ones(16, np.float32))
+    with pytest.raises(UserError, match="format version"):
+        ExecutorGraph.from_json('{"format_version": 99}')
+    with pytest.raises(UserError, match="malformed"):
+        ExecutorGraph.from_json("{")
+
+
+def test_export_and_load_library(built, tmp_path):
+    graph, lib, params, _ = built
+    lib.export_library(tmp_path / "m.so")
+    again = load_module(tmp_path / "m.so")
+    assert again.model_hash == lib.model_hash
+    m = graph_runtime.create(graph, again)
+    m.set_input(**params)
+    x = np.arange(16, dtype=np.float32) - 8
+    m.run(x=x)
+    np.testing.assert_allclose(m.get_output(0), _expected(x, params["w"]))
+
+
+def test_bad_params_blob_is_refused_by_the_c_runtime(built):
+    _, lib, params, _ = built
+    blob = save_params({"w": np.zeros(4, np.float32)})
+    assert lib.lib.nnvm_create(blob, len(blob)) is None
+    assert "another dtype or shape" in lib.last_error()
+    blob = b"garbage!" * 4
+    assert lib.lib.nnvm_create(blob, len(blob)) is None
+    assert "bad magic" in lib.last_error()
+    blob = save_params({"v": np.zeros(16, np.float32)})
+    assert lib.lib.nnvm_create(blob, len(blob)) is None
+    assert 'param "w" is missing' in lib.last_error()
+
+
+C_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "nnvm_runtime.h"
+
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "rb");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *blob = malloc(size);
+  if (fread(blob, 1, size, f) != (size_t)size) return 2;
+  fclose(f);
+  nnvm_model *m = nnvm_create(blob, size);
+  if (!m) { printf("error: %s\n", nnvm_last_error()); return 1; }
+  float x[16], y[16], copy[16];
+  for (int i = 0; i < 16; ++i) x[i] = (float)i - 8.0f;
+  const void *inputs[] = {x};
+  void *outputs[] = {y, copy};
+  if (nnvm_run(m, inputs, outputs) != 0) return 3;
+  for (int i = 0; i < 16; ++i) printf("%.9g\n", y[i]);
+  nnvm_destroy(m);
+  free(blob);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_c_program_runs_the_library_without_python(built, tmp_path):
+    graph, lib, params, _ = built
+    lib.export_library(tmp_path / "libmodel.so")
+    lib.export_header(tmp_path / "nnvm_runtime.h")
+    (tmp_path / "model.params").write_bytes(save_params(params))
+    (tmp_path / "main.c").write_text(C_PROGRAM)
+    subprocess.run(
+        [
+            "cc",
+            "-O2",
+            "-o",
+            "main",
+            "main.c",
+            f"-I{tmp_path}",
+            "-L.",
+            "-lmodel",
+            "-Wl,-rpath,$ORIGIN",
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
+    proc = subprocess.run(
+        [str(tmp_path / "main"), "model.params"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = np.array([float(v) for v in proc.stdout.split()], dtype=np.float32)
+    x = np.arange(16, dtype=np.float32) - 8
+    np.testing.assert_allclose(got, _expected(x, params["w"]), rtol=1e-6)
