@@ -13,6 +13,8 @@ from nnvm.errors import UserError
 
 MAGIC = b"NNVMPRM\0"
 VERSION = 1
+VERSION_WITH_HASH = 2
+HASH_BYTES = 32
 ALIGNMENT = 64
 
 #: dtype code <-> numpy dtype. Codes are part of the file format: never renumber, only append.
@@ -41,10 +43,18 @@ def _pad_to(offset: int) -> int:
     return (-offset) % ALIGNMENT
 
 
-def save_params(params: Mapping[str, np.ndarray]) -> bytes:
-    """Serialize a params store; entries are written in the mapping's order."""
-    chunks: list[bytes] = [_HEADER.pack(MAGIC, VERSION, len(params))]
-    offset = _HEADER.size
+def save_params(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes:
+    """Serialize a params store; entries are written in the mapping's order. With a model
+    hash (the params of one build), the file is version 2 and records it, so a library of
+    another build refuses these params."""
+    if model_hash:
+        tag = model_hash.encode("ascii")
+        if len(tag) > HASH_BYTES:
+            raise UserError(f"params: model hash longer than {HASH_BYTES} characters")
+        chunks = [_HEADER.pack(MAGIC, VERSION_WITH_HASH, len(params)), tag.ljust(HASH_BYTES, b"\0")]
+    else:
+        chunks = [_HEADER.pack(MAGIC, VERSION, len(params))]
+    offset = sum(len(c) for c in chunks)
     for name, value in params.items():
         if not isinstance(name, str) or not name:
             raise UserError(f"params: tensor names must be non-empty strings, got {name!r}")
@@ -101,9 +111,13 @@ def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[s
     if magic != MAGIC:
         raise reader.fail(f"bad magic {magic!r}, expected {MAGIC!r}")
     version = reader.u32("the version")
-    if version != VERSION:
-        raise reader.fail(f"unsupported version {version} (this build reads {VERSION})")
+    if version not in (VERSION, VERSION_WITH_HASH):
+        raise reader.fail(
+            f"unsupported version {version} (this build reads {VERSION} and {VERSION_WITH_HASH})"
+        )
     count = reader.u32("the tensor count")
+    if version == VERSION_WITH_HASH:
+        reader.take(HASH_BYTES, "the model hash")
     writable = not memoryview(data).readonly
     params: dict[str, np.ndarray] = {}
     for k in range(count):
@@ -143,9 +157,23 @@ def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[s
     return params
 
 
-def save_params_file(path: str | os.PathLike[str], params: Mapping[str, np.ndarray]) -> None:
+def params_model_hash(data: bytes | bytearray | memoryview) -> str:
+    """The model hash a params file records ("" for version 1 files, tied to no build)."""
+    reader = _Reader(data, "")
+    if bytes(reader.take(8, "the magic")) != MAGIC:
+        raise reader.fail("bad magic")
+    version = reader.u32("the version")
+    reader.u32("the tensor count")
+    if version != VERSION_WITH_HASH:
+        return ""
+    return bytes(reader.take(HASH_BYTES, "the model hash")).rstrip(b"\0").decode("ascii")
+
+
+def save_params_file(
+    path: str | os.PathLike[str], params: Mapping[str, np.ndarray], model_hash: str = ""
+) -> None:
     """Write atomically: a failed save never leaves a half-written file behind."""
-    blob = save_params(params)
+    blob = save_params(params, model_hash)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
     try:
         with open(tmp, "wb") as f:

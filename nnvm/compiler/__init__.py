@@ -11,10 +11,11 @@ from nnvm.compiler.executor_graph import ExecutorGraph
 from nnvm.params import load_params, save_params
 
 
-def save_param_dict(params: Mapping[str, np.ndarray]) -> bytes:
+def save_param_dict(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes:
     """Params as bytes in the params file format (docs/params-format.md), which the C entry
-    point `nnvm_create` reads."""
-    return save_params(params)
+    point `nnvm_create` reads. Pass the build's `graph.model_hash` to tie them to that build:
+    a library of another build then refuses them."""
+    return save_params(params, model_hash)
 
 
 def load_param_dict(data: bytes) -> dict[str, np.ndarray]:

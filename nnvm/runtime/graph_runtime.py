@@ -134,7 +134,9 @@ class GraphModule:
                     f"params not set: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
                     " (call set_input(**params) with the params from build)"
                 )
-            blob = save_params({name: self._params[name] for name in self._param_info})
+            blob = save_params(
+                {name: self._params[name] for name in self._param_info}, self.graph.model_hash
+            )
             handle = self.lib.lib.nnvm_create(blob, len(blob))
             if not handle:
                 raise UserError(f"the model library refused the params: {self.lib.last_error()}")

@@ -49,9 +49,18 @@ static int bind_params(nnvm_model *m, size_t size) {
   pos = 8;
   read_bytes(b, size, &pos, &version, 4);
   read_bytes(b, size, &pos, &count, 4);
-  if (version != 1) {
+  if (version != 1 && version != 2) {
     set_error("params blob: unsupported version %u", version);
     return -1;
+  }
+  if (version == 2) { /* the params of one build: they must be this library's */
+    char hash[33] = {0};
+    if (read_bytes(b, size, &pos, hash, 32)) goto truncated;
+    if (hash[0] && strcmp(hash, nnvm_graph_model_hash) != 0) {
+      set_error("params blob belongs to model %s, this library is model %s", hash,
+                nnvm_graph_model_hash);
+      return -1;
+    }
   }
   for (int i = 0; i < nnvm_graph_num_params; ++i) m->params[i] = NULL;
   for (uint32_t t = 0; t < count; ++t) {

@@ -133,3 +133,13 @@ def test_missing_file_is_a_user_error(tmp_path) -> None:
 def test_unsupported_dtype_is_rejected_on_save() -> None:
     with pytest.raises(UserError, match="unsupported dtype"):
         save_params({"c": np.zeros(2, np.complex64)})
+
+
+def test_model_hash_is_recorded_in_version_2_files():
+    from nnvm.params import load_params, params_model_hash, save_params
+
+    params = {"w": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    tagged = save_params(params, model_hash="0123456789abcdef0123456789abcdef")
+    assert params_model_hash(tagged) == "0123456789abcdef0123456789abcdef"
+    np.testing.assert_array_equal(load_params(bytearray(tagged))["w"], params["w"])
+    assert params_model_hash(save_params(params)) == ""

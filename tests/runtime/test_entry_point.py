@@ -249,3 +249,14 @@ def test_c_program_runs_the_library_without_python(built, tmp_path):
     got = np.array([float(v) for v in proc.stdout.split()], dtype=np.float32)
     x = np.arange(16, dtype=np.float32) - 8
     np.testing.assert_allclose(got, _expected(x, params["w"]), rtol=1e-6)
+
+
+def test_params_of_another_build_are_refused(built):
+    _, lib, params, _ = built
+    blob = save_params(params, model_hash="f" * 32)
+    assert lib.lib.nnvm_create(blob, len(blob)) is None
+    assert "belongs to model ffff" in lib.last_error()
+    blob = save_params(params, model_hash=lib.model_hash)
+    handle = lib.lib.nnvm_create(blob, len(blob))
+    assert handle
+    lib.lib.nnvm_destroy(handle)
