@@ -39,6 +39,7 @@ from nnvm.lowering.llvm_builder import (
     PTR,
     LLVMBuilder,
     byte_size,
+    constant_int,
     convert_type,
     enclosing_module,
     ensure_function_declaration,
@@ -238,11 +239,13 @@ def _is_contiguous(t: MemRefType) -> bool:
 
 def _dim(op: memref.DimOp, b: LLVMBuilder):
     t = op.source.type
-    idx_owner = op.index.owner
-    value = getattr(idx_owner, "value", None)
-    if not isinstance(t, MemRefType) or value is None or not hasattr(value, "value"):
+    index = constant_int(op.index)
+    if not isinstance(t, MemRefType) or index is None:
         raise UserError(f"{op.name}: only constant dimensions of static memrefs are supported")
-    return [b.i64(t.get_shape()[value.value.data])]
+    size = t.get_shape()[index]
+    if size == DYNAMIC_INDEX:
+        raise UserError(f"{op.name}: dynamic shapes are not supported ({t})")
+    return [b.i64(size)]
 
 
 MEMREF_TABLE: dict[type[Operation], Handler] = {

@@ -29,9 +29,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    ModuleOp,
     UnrealizedConversionCastOp,
     VectorType,
-    i1,
     i32,
     i64,
 )
@@ -431,29 +431,23 @@ def _overflow(nsw: bool) -> llvm.OverflowAttr:
 
 
 def ensure_function_declaration(
-    module_op: Operation, name: str, inputs: Sequence[Attribute], output: Attribute | None
+    module_op: ModuleOp, name: str, inputs: Sequence[Attribute], output: Attribute | None
 ) -> None:
     """Declare external function `name` in the module unless something of that name exists."""
-    from xdsl.dialects import builtin
-
-    assert isinstance(module_op, builtin.ModuleOp)
     for op in module_op.ops:
         sym = getattr(op, "sym_name", None)
         if sym is not None and sym.data == name:
             return
-    ftype = llvm.LLVMFunctionType(list(inputs), output if output is not None else None)
-    decl = llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
-    module_op.body.block.add_op(decl)
+    ftype = llvm.LLVMFunctionType(list(inputs), output)
+    module_op.body.block.add_op(llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external")))
 
 
-def enclosing_module(op: Operation) -> Operation:
+def enclosing_module(op: Operation) -> ModuleOp:
     """The outermost builtin.module around `op` (where declarations go)."""
-    from xdsl.dialects import builtin
-
-    found: Operation | None = None
+    found: ModuleOp | None = None
     cur: Operation | None = op
     while cur is not None:
-        if isinstance(cur, builtin.ModuleOp):
+        if isinstance(cur, ModuleOp):
             found = cur
         cur = cur.parent_op()
     if found is None:
@@ -461,15 +455,12 @@ def enclosing_module(op: Operation) -> Operation:
     return found
 
 
-__all__ = [
-    "PTR",
-    "LLVMBuilder",
-    "byte_size",
-    "convert_type",
-    "element_type",
-    "enclosing_module",
-    "ensure_function_declaration",
-    "i1",
-    "intrinsic_suffix",
-    "scalar_align",
-]
+def constant_int(value: SSAValue) -> int | None:
+    """The integer a value is known to hold (arith/llvm constants, through casts), else None."""
+    owner = value.owner
+    while isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        owner = owner.inputs[0].owner
+    attr = getattr(owner, "value", None)
+    if isinstance(owner, Operation) and isinstance(attr, IntegerAttr):
+        return attr.value.data
+    return None
