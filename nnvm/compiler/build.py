@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -195,9 +195,14 @@ def build(
     opt_level: int = 3,
     dtype: str = "float32",
     dump_ir: str | os.PathLike[str] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ):
     """Compile a graph-level module; returns (graph, lib, params): the executor graph, the
-    compiled library (`lib.export_library(path)`), and the transformed params to feed it."""
+    compiled library (`lib.export_library(path)`), and the transformed params to feed it.
+
+    `dump_ir=DIR` writes the IR after every stage; `progress(stage, done, total)` is called as
+    graph passes and kernels complete."""
+    report = progress or (lambda stage, done, total: None)
     from nnvm.runtime.module import Module
     from nnvm.targets.llvm.target import parse_target
 
@@ -220,7 +225,9 @@ def build(
     start = time.perf_counter()
     if dump is not None:
         (dump / "00-input.mlir").write_text(_text(module))
-    for k, p in enumerate(_passes(graph_pipeline(opt_level))):
+    graph_passes = _passes(graph_pipeline(opt_level))
+    for k, p in enumerate(graph_passes):
+        report(f"graph pass {p.name}", k, len(graph_passes))
         stage = time.perf_counter()
         p.apply(ctx, module)
         module.verify()
@@ -238,7 +245,8 @@ def build(
         if isinstance(f, func.FuncOp) and f.sym_name.data.startswith(FUSED_PREFIX)
     }
     objects: list[bytes] = []
-    for name in graph.kernels:
+    for k, name in enumerate(graph.kernels):
+        report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
         if kdump is not None:
             kdump.mkdir(parents=True, exist_ok=True)
@@ -249,6 +257,8 @@ def build(
         *graph.extra["kernel_ir"].values(),
         save_params(params_out),
     )
+    report("kernels", len(graph.kernels), len(graph.kernels))
+    report("link", 0, 1)
     start = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
     lib_path = link_library(graph, objects, workdir / "model.so", tgt)

@@ -1,5 +1,7 @@
 """An `onnx.backend.base.Backend` over from_onnx + the numpy reference executor, so ONNX's
-official backend tests (`onnx.backend.test.BackendTest`) can measure the frontend.
+official backend tests (`onnx.backend.test.BackendTest`) can measure the frontend; and a
+compiled mode (`NNVMCompiledBackend`) that builds each model with nnvm.compiler.build and runs
+it through the graph runtime, so the same tests measure the whole compiler.
 
 Shapes are static in the graph dialect, so inputs that feed shape/axes/pads positions (and
 inputs with symbolic dims) are specialized on: the model is imported when the values arrive,
@@ -28,9 +30,18 @@ Imported = tuple[ModuleOp, dict[str, np.ndarray]]
 class NNVMBackendRep(BackendRep):
     """A prepared model: imported once, or per value of its shape-like inputs."""
 
-    def __init__(self, model: onnx.ModelProto, dtype: str = "float32"):
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        dtype: str = "float32",
+        compiled: bool = False,
+        opt_level: int = 3,
+    ):
         self.model = model
         self.dtype = dtype
+        self.compiled = compiled
+        self.opt_level = opt_level
+        self._runtimes: dict[int, Any] = {}
         initialized = {t.name for t in model.graph.initializer}
         self.input_names = [vi.name for vi in model.graph.input if vi.name not in initialized]
         self.specialize: list[str] = []
@@ -86,8 +97,26 @@ class NNVMBackendRep(BackendRep):
             feed = {n: np.asarray(v) for n, v in zip(self.input_names, values, strict=False)}
         module, params = self._static if self._static is not None else self._import_for(feed)
         names = argument_names(find_function(module, "main"))
-        outputs = run_reference(module, params, {n: feed[n] for n in names})
-        return tuple(outputs)
+        if not self.compiled:
+            return tuple(run_reference(module, params, {n: feed[n] for n in names}))
+        runtime = self._runtime_for(module, params)
+        for info in runtime.graph.inputs:
+            runtime.set_input(info["name"], np.asarray(feed[info["name"]], dtype=info["dtype"]))
+        runtime.run()
+        return tuple(runtime.get_output(k) for k in range(runtime.get_num_outputs()))
+
+    def _runtime_for(self, module: ModuleOp, params: dict[str, np.ndarray]) -> Any:
+        """Build once per imported module (specializations each get their own build)."""
+        runtime = self._runtimes.get(id(module))
+        if runtime is None:
+            from nnvm.compiler import build
+            from nnvm.runtime import graph_runtime
+
+            graph, lib, built_params = build(module, params=params, opt_level=self.opt_level)
+            runtime = graph_runtime.create(graph, lib)
+            runtime.set_input(**built_params)
+            self._runtimes[id(module)] = runtime
+        return runtime
 
 
 class NNVMBackend(Backend):
@@ -111,6 +140,19 @@ class NNVMBackend(Backend):
     @classmethod
     def supports_device(cls, device: str) -> bool:
         return device == "CPU"
+
+
+class NNVMCompiledBackend(NNVMBackend):
+    """The same backend, but every model is compiled (opt level 3) and run as machine code."""
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> NNVMBackendRep:
+        return NNVMBackendRep(
+            model,
+            dtype=kwargs.get("dtype", "float32"),
+            compiled=True,
+            opt_level=kwargs.get("opt_level", 3),
+        )
 
 
 prepare = NNVMBackend.prepare

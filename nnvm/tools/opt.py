@@ -41,6 +41,7 @@ from nnvm.errors import UserError
 from nnvm.param_store import attach_params, params_of
 from nnvm.pass_statistics import format_statistics, statistics_of
 from nnvm.registry import dialect_factories, make_context, pass_factories
+from nnvm.tools.common import ArgumentParser, OutputFiles, run_tool
 
 SPLIT_MARKER = "// -----"
 
@@ -60,7 +61,7 @@ class _PipelineAction(argparse.Action):
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="nnvm-opt",
         description="Run nnvm and xDSL passes over MLIR textual IR (mlir-opt conventions).",
     )
@@ -222,8 +223,9 @@ def _pass_label(p: ModulePass) -> str:
     return f"{type(p).__name__} ({p.name})"
 
 
-def run_chunk(state: RunState, chunk: Chunk, passes: list[ModulePass], params: dict | None
-              ) -> tuple[str | None, list[Diagnostic]]:
+def run_chunk(
+    state: RunState, chunk: Chunk, passes: list[ModulePass], params: dict | None
+) -> tuple[str | None, list[Diagnostic]]:
     """Parse, verify, run the pipeline and print one chunk; diagnostics instead of output on
     failure."""
     args, file = state.args, state.file
@@ -322,21 +324,6 @@ def read_input(path: str) -> tuple[str, str]:
         raise UserError("input is not UTF-8 text", path) from None
 
 
-def write_output(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as err:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise UserError(f"cannot write output: {err.strerror}", path) from None
-
-
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     if args.list_passes:
@@ -382,34 +369,23 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         separator = f"{args.split_input_file or SPLIT_MARKER}\n"
-        write_output(args.output, separator.join(outputs))
+        files = OutputFiles()
+        files.add(args.output, separator.join(outputs))
         if args.params_out:
-            from nnvm.params import save_params_file
+            from nnvm.params import save_params
 
-            save_params_file(args.params_out, state.out_params if state.out_params is not None else params or {})
+            store = state.out_params if state.out_params is not None else params or {}
+            files.add(args.params_out, save_params(store))
+        files.commit()
     except UserError as err:
         sys.stderr.write(err.format() + "\n")
         return 1
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv)
-    except KeyboardInterrupt:
-        code = 130
-    except BrokenPipeError:
-        code = 0
-    except Exception as err:  # last line of defence: a bug, reported as one
-        if os.environ.get("NNVM_DEBUG"):
-            traceback.print_exc()
-        sys.stderr.write(
-            f"nnvm-opt: internal error: {type(err).__name__}: {_one_line(err)} "
-            "(this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)\n"
-        )
-        code = 2
-    sys.exit(code)
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_tool("nnvm-opt", run, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

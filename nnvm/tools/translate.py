@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from nnvm import __version__
 from nnvm.errors import UserError
+from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, run_tool
 
 
 @dataclass(frozen=True)
@@ -34,44 +35,6 @@ class Mode:
         return self.flag.lstrip("-").replace("-", "_")
 
 
-# ----------------------------------------------------------------------------------------------
-# Output helpers: nothing is left behind when a translation fails
-# ----------------------------------------------------------------------------------------------
-
-
-class OutputFiles:
-    """Collects outputs in memory and writes them all at the end (via temp files + rename), so
-    a failure never leaves a partial or half-updated set of files."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[str, bytes]] = []
-
-    def add(self, path: str, data: bytes | str) -> None:
-        self.pending.append((path, data.encode() if isinstance(data, str) else data))
-
-    def commit(self) -> None:
-        temps: list[tuple[str, str]] = []
-        try:
-            for path, data in self.pending:
-                if path == "-":
-                    continue
-                tmp = f"{path}.tmp{os.getpid()}"
-                with open(tmp, "wb") as f:
-                    f.write(data)
-                temps.append((tmp, path))
-            for tmp, path in temps:
-                os.replace(tmp, path)
-        except OSError as err:
-            for tmp, _ in temps:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-            raise UserError(f"cannot write {err.filename}: {err.strerror}") from None
-        for path, data in self.pending:
-            if path == "-":
-                sys.stdout.write(data.decode())
-                sys.stdout.flush()
-
-
 def print_ir(module: object) -> str:
     from xdsl.printer import Printer
 
@@ -84,22 +47,6 @@ def print_ir(module: object) -> str:
 # ----------------------------------------------------------------------------------------------
 # Modes
 # ----------------------------------------------------------------------------------------------
-
-
-def parse_shapes(specs: Sequence[str]) -> dict[str, list[int]]:
-    """`--shape name=1,3,224,224` (repeatable; a scalar is `name=`)."""
-    shapes: dict[str, list[int]] = {}
-    for spec in specs:
-        name, eq, dims = spec.rpartition("=")
-        if not eq or not name:
-            raise UserError(f"--shape expects NAME=D0,D1,..., got {spec!r}")
-        try:
-            shapes[name] = [int(d) for d in dims.split(",") if d.strip()] if dims.strip() else []
-        except ValueError:
-            raise UserError(f"--shape {spec!r}: dimensions must be integers") from None
-        if any(d < 0 for d in shapes[name]):
-            raise UserError(f"--shape {spec!r}: dimensions must be >= 0")
-    return shapes
 
 
 def params_path_for(output: str, args: argparse.Namespace) -> str:
@@ -124,8 +71,31 @@ def import_onnx(args: argparse.Namespace) -> None:
     files.commit()
 
 
+def mlir_to_llvmir(args: argparse.Namespace) -> None:
+    from nnvm.diagnostics import parse_module, verify_located
+    from nnvm.registry import make_context
+    from nnvm.targets.llvm import translate_to_llvm_ir
+
+    if args.input == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            with open(args.input, encoding="utf-8") as f:
+                text, name = f.read(), args.input
+        except OSError as err:
+            raise UserError(f"cannot read input: {err.strerror}", args.input) from None
+    module = parse_module(make_context(), text, name)
+    problems = verify_located(module, name)
+    if problems:
+        raise UserError(problems[0].message, problems[0].location)
+    files = OutputFiles()
+    files.add(args.output or "-", translate_to_llvm_ir(module))
+    files.commit()
+
+
 MODES: tuple[Mode, ...] = (
     Mode("--import-onnx", "import an ONNX model into the nnvm graph dialect", import_onnx),
+    Mode("--mlir-to-llvmir", "translate llvm-dialect IR to LLVM IR text", mlir_to_llvmir),
 )
 
 
@@ -134,17 +104,8 @@ MODES: tuple[Mode, ...] = (
 # ----------------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors follow the tool's error convention: `error: ...`, exit 1."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"error: {message}\n")
-        sys.exit(1)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ArgumentParser(
         prog="nnvm-translate",
         description="Translate between nnvm IR and other formats.",
     )
@@ -168,15 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     mode = next(m for m in MODES if getattr(args, m.dest))
-    try:
-        mode.run(args)
-    except UserError as err:
-        sys.stderr.write(err.format() + "\n")
-        return 1
+    mode.run(args)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_tool("nnvm-translate", run, argv)
 
 
 if __name__ == "__main__":

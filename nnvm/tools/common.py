@@ -1,0 +1,95 @@
+"""What every nnvm command-line tool shares: one error convention and safe output.
+
+User errors (bad input, bad options) print `error: ...` (with a location when there is one)
+and exit 1; a crash is an internal error, reported as a bug, exit 2, with the traceback only
+under NNVM_DEBUG=1; outputs are written all at once at the end, so a failure leaves no file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from nnvm.errors import UserError
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the tools' convention for usage errors: `error: ...`, exit 1."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(1)
+
+
+def run_tool(prog: str, run: Callable[[Sequence[str] | None], int], argv=None) -> int:
+    """Run a tool's body under the error convention; returns the exit code."""
+    try:
+        return run(argv)
+    except UserError as err:
+        sys.stderr.write(err.format() + "\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # last line of defence: a bug, reported as one
+        if os.environ.get("NNVM_DEBUG"):
+            traceback.print_exc()
+        text = " ".join(str(err).split()) or type(err).__name__
+        sys.stderr.write(
+            f"{prog}: internal error: {type(err).__name__}: {text} "
+            "(this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)\n"
+        )
+        return 2
+
+
+class OutputFiles:
+    """Collects outputs in memory and writes them all at the end (via temp files + rename), so
+    a failure never leaves a partial or half-updated set of files."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, bytes]] = []
+
+    def add(self, path: str | os.PathLike[str], data: bytes | str) -> None:
+        self.pending.append((os.fspath(path), data.encode() if isinstance(data, str) else data))
+
+    def commit(self) -> None:
+        temps: list[tuple[str, str]] = []
+        try:
+            for path, data in self.pending:
+                if path == "-":
+                    continue
+                tmp = f"{path}.tmp{os.getpid()}"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                temps.append((tmp, path))
+            for tmp, path in temps:
+                os.replace(tmp, path)
+        except OSError as err:
+            for tmp, _ in temps:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            raise UserError(f"cannot write {err.filename}: {err.strerror}") from None
+        for path, data in self.pending:
+            if path == "-":
+                sys.stdout.write(data.decode())
+                sys.stdout.flush()
+
+
+def parse_shapes(specs: Sequence[str]) -> dict[str, list[int]]:
+    """`--shape name=1,3,224,224` (repeatable; a scalar is `name=`)."""
+    shapes: dict[str, list[int]] = {}
+    for spec in specs:
+        name, eq, dims = spec.rpartition("=")
+        if not eq or not name:
+            raise UserError(f"--shape expects NAME=D0,D1,..., got {spec!r}")
+        try:
+            shapes[name] = [int(d) for d in dims.split(",") if d.strip()] if dims.strip() else []
+        except ValueError:
+            raise UserError(f"--shape {spec!r}: dimensions must be integers") from None
+        if any(d < 0 for d in shapes[name]):
+            raise UserError(f"--shape {spec!r}: dimensions must be >= 0")
+    return shapes
