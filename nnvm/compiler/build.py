@@ -150,7 +150,7 @@ def cache_dir() -> Path | None:
 
 def _kernel_module(fn: func.FuncOp) -> ModuleOp:
     clone = fn.clone()
-    clone.visibility = None  # type: ignore[assignment]  (a kernel is exported)
+    clone.properties.pop("sym_visibility", None)  # a kernel is exported, not private
     return ModuleOp([clone])
 
 
