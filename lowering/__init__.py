@@ -30,4 +30,6 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVM"),
     "convert-vector-to-llvm": _lazy("convert_vector_to_llvm", "ConvertVectorToLLVM"),
     "convert-to-llvm": _lazy("convert_to_llvm", "ConvertToLLVM"),
+    "lower-to-te": _lazy("lower_to_te", "LowerToTE"),
+    "lower-te-to-affine": _lazy("lower_te_to_affine", "LowerTEToAffine"),
 }

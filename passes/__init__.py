@@ -21,4 +21,5 @@ PASSES: dict[str, PassFactory] = {
     "simplify-inference": _here("simplify_inference", "SimplifyInferencePass"),
     "fold-scale-axis": _here("fold_scale_axis", "FoldScaleAxisPass"),
     "alter-layout": _here("alter_layout", "AlterLayoutPass"),
+    "apply-default-schedule": _here("apply_default_schedule", "ApplyDefaultSchedulePass"),
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -40,6 +40,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from nnvm.dialects.nnvm.dtypes import element_type_of, numpy_dtype_of
+
+if TYPE_CHECKING:
+    from nnvm.dialects.te.builder import KernelBuilder, TensorRef
 
 # ----------------------------------------------------------------------------------------------
 # Errors and evaluation context
@@ -234,6 +237,12 @@ class NNVMOp(IRDLOperation):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         """Numpy reference semantics: the oracle for tests and the engine of fold-constants."""
         raise NotImplementedError(f"{self.name} has no reference implementation")
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        """The tensor-expression definition (TVM's FTVMCompute): the te tensors computing the
+        results from the inputs, built with `b`; lower-to-te calls it, nothing switches on
+        op names."""
+        raise NotImplementedError(f"{self.name} has no te definition")
 
     @classmethod
     def make(cls, *operands: SSAValue, **props: Any) -> NNVMOp:

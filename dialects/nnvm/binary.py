@@ -21,6 +21,9 @@ from nnvm.dialects.nnvm.base import (
 )
 from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 class BinaryBroadcastOp(NNVMOp):
@@ -59,6 +62,13 @@ class BinaryBroadcastOp(NNVMOp):
             out = np.asarray(self.compute(x, y))
         return [out if self.PREDICATE else out.astype(x.dtype, copy=False)]
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        """The formula of one element from the two broadcast operands."""
+        raise NotImplementedError(f"{self.name} has no te definition")
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        return [topi.elementwise(b, inputs, self.te_scalar)]
+
 
 @irdl_op_definition
 class AddOp(BinaryBroadcastOp):
@@ -66,6 +76,9 @@ class AddOp(BinaryBroadcastOp):
     traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return x + y
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x + y
 
 
@@ -76,6 +89,9 @@ class SubOp(BinaryBroadcastOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return x - y
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x - y
+
 
 @irdl_op_definition
 class MulOp(BinaryBroadcastOp):
@@ -83,6 +99,9 @@ class MulOp(BinaryBroadcastOp):
     traits = traits_def(Pure(), Commutative(), OpPattern(OpPatternKind.BROADCAST))
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return x * y
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x * y
 
 
@@ -98,6 +117,9 @@ class DivOp(BinaryBroadcastOp):
             return q.astype(x.dtype)
         return x / y
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x / y
+
 
 @irdl_op_definition
 class PowOp(BinaryBroadcastOp):
@@ -105,6 +127,12 @@ class PowOp(BinaryBroadcastOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.power(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        if is_float(x.type):
+            return te.binary("pow", x, y)
+        f64 = element_type_of(np.float64)
+        return te.cast(te.binary("pow", te.cast(x, f64), te.cast(y, f64)), x.type)
 
 
 @irdl_op_definition
@@ -115,6 +143,9 @@ class MaximumOp(BinaryBroadcastOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.maximum(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return te.maximum(x, y)
+
 
 @irdl_op_definition
 class MinimumOp(BinaryBroadcastOp):
@@ -123,6 +154,9 @@ class MinimumOp(BinaryBroadcastOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.minimum(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return te.minimum(x, y)
 
 
 @irdl_op_definition
@@ -134,6 +168,17 @@ class ModOp(BinaryBroadcastOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.fmod(x, y) if self.attr("fmod") else np.mod(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        if is_float(x.type):
+            q = te.unary("trunc" if self.attr("fmod") else "floor", x / y)
+            return x - y * q
+        r = te.binary("rem", x, y)
+        if self.attr("fmod"):
+            return r
+        # the remainder takes the divisor's sign (Python's %)
+        fix = r.ne(0) & (r < 0).ne(y < 0)
+        return te.select(fix, r + y, r)
 
 
 class ComparisonOp(BinaryBroadcastOp):
@@ -148,6 +193,9 @@ class EqualOp(ComparisonOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.equal(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x.eq(y)
+
 
 @irdl_op_definition
 class NotEqualOp(ComparisonOp):
@@ -155,6 +203,9 @@ class NotEqualOp(ComparisonOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.not_equal(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x.ne(y)
 
 
 @irdl_op_definition
@@ -164,6 +215,9 @@ class LessOp(ComparisonOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.less(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x < y
+
 
 @irdl_op_definition
 class LessEqualOp(ComparisonOp):
@@ -171,6 +225,9 @@ class LessEqualOp(ComparisonOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.less_equal(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x <= y
 
 
 @irdl_op_definition
@@ -180,6 +237,9 @@ class GreaterOp(ComparisonOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.greater(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x > y
+
 
 @irdl_op_definition
 class GreaterEqualOp(ComparisonOp):
@@ -187,6 +247,9 @@ class GreaterEqualOp(ComparisonOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.greater_equal(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x >= y
 
 
 class LogicalOp(BinaryBroadcastOp):
@@ -200,6 +263,9 @@ class LogicalAndOp(LogicalOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logical_and(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x & y
+
 
 @irdl_op_definition
 class LogicalOrOp(LogicalOp):
@@ -208,6 +274,9 @@ class LogicalOrOp(LogicalOp):
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logical_or(x, y)
 
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return x | y
+
 
 @irdl_op_definition
 class LogicalXorOp(LogicalOp):
@@ -215,6 +284,9 @@ class LogicalXorOp(LogicalOp):
 
     def compute(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logical_xor(x, y)
+
+    def te_scalar(self, x: Expr, y: Expr) -> Expr:
+        return te.binary("xor", x, y)
 
 
 @irdl_op_definition
@@ -243,6 +315,9 @@ class WhereOp(NNVMOp):
         c, a, b = inputs
         return [np.where(c, a, b).astype(a.dtype, copy=False)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        return [topi.elementwise(b, inputs, te.select)]
+
 
 @irdl_op_definition
 class AddNOp(NNVMOp):
@@ -267,6 +342,15 @@ class AddNOp(NNVMOp):
         for x in inputs[1:]:
             out = out + x
         return [np.asarray(out).astype(inputs[0].dtype, copy=False)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        def total(*xs: Expr) -> Expr:
+            out = xs[0]
+            for x in xs[1:]:
+                out = out + x
+            return out
+
+        return [topi.elementwise(b, inputs, total)]
 
 
 BINARY_OPS = [

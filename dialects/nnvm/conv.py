@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -21,6 +21,8 @@ from nnvm.dialects.nnvm.base import (
 from nnvm.dialects.nnvm.dtypes import is_float
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 def conv_output_size(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int) -> int:
@@ -105,6 +107,79 @@ class Conv2DOp(NNVMOp):
         )
         return [data_layout.from_canonical(out).astype(inputs[0].dtype, copy=False)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        """Padding as its own stage, then the sum over (input channels, kh, kw). NCHW and
+        NCHW<c>c with a matching OIHW<c>i<c>o kernel get direct formulas (no index division);
+        any other layout pair goes through logical indices."""
+        x, w = inputs
+        data_layout, kernel_layout = self._layouts()
+        (sh, sw), pad, (dh, dw) = self.attr("strides"), self.attr("padding"), self.attr("dilation")
+        groups = self.attr("groups")
+        out_shape = tuple(self.infer_result_types([x.type, w.type])[0].get_shape())
+        _, c, _, _ = data_layout.logical_shape(x.shape, "data")
+        o, ig, kh, kw = kernel_layout.logical_shape(w.shape, "weight")
+        og = o // groups
+        letters = [a if f == 0 else "" for a, f in data_layout.axes]
+        lo, hi = [0] * x.ndim, [0] * x.ndim
+        lo[letters.index("H")], lo[letters.index("W")] = pad[0], pad[1]
+        hi[letters.index("H")], hi[letters.index("W")] = pad[2], pad[3]
+        xp = topi.pad(b, x, lo, hi, 0.0)
+
+        def window(oh: Expr, ow: Expr, rh: Expr, rw: Expr) -> tuple[Expr, Expr]:
+            return oh * sh + rh * dh, ow * sw + rw * dw
+
+        def conv(fn: Callable[..., Expr], reduce: tuple[int, ...], names: tuple[str, ...],
+                 axes: tuple[str, ...], template: str | None) -> list[TensorRef]:
+            return [b.reduce(out_shape, "sum", reduce, fn, axes=axes, reduce_axes=names,
+                             template=template)]
+
+        nchw = ("n", "oc", "oh", "ow")
+        cb = data_layout.block("C")
+        if data_layout.text == "NCHW" and kernel_layout.text == "OIHW":
+            if ig == 1 and groups > 1:  # depthwise (with a channel multiplier og)
+
+                def depthwise(*a: Expr) -> Expr:
+                    n, oc, oh, ow, rh, rw = a
+                    ih, iw = window(oh, ow, rh, rw)
+                    return xp[n, oc // og, ih, iw] * w[oc, 0, rh, rw]
+
+                return conv(depthwise, (kh, kw), ("kh", "kw"), nchw, "depthwise_conv2d_nchw")
+
+            def direct(*a: Expr) -> Expr:
+                n, oc, oh, ow, ic, rh, rw = a
+                ih, iw = window(oh, ow, rh, rw)
+                cin = (oc // og) * ig + ic if groups > 1 else ic
+                return xp[n, cin, ih, iw] * w[oc, ic, rh, rw]
+
+            return conv(direct, (ig, kh, kw), ("ic", "kh", "kw"), nchw, "conv2d_nchw")
+        blocked = (
+            cb is not None
+            and groups == 1
+            and data_layout.text == f"NCHW{cb}c"
+            and kernel_layout.text == f"OIHW{cb}i{cb}o"
+        )
+        if blocked:
+            assert cb is not None
+
+            def nchwc(*a: Expr) -> Expr:
+                n, ocb, oh, ow, oc, icb, rh, rw, ic = a
+                ih, iw = window(oh, ow, rh, rw)
+                return xp[n, icb, ih, iw, ic] * w[ocb, icb, rh, rw, ic, oc]
+
+            return conv(nchwc, (c // cb, kh, kw, cb), ("icb", "kh", "kw", "ic"),
+                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
+
+        def generic(*args: Expr) -> Expr:
+            """Any other layout pair: logical indices through the layouts."""
+            spatial, (ic, rh, rw) = args[: len(out_shape)], args[len(out_shape) :]
+            on, oc, oh, ow = topi.from_blocked(data_layout.axes, data_layout.canonical, spatial)
+            ih, iw = window(oh, ow, rh, rw)
+            cin = (oc // og) * ig + ic if groups > 1 else ic
+            xv = xp[topi.to_blocked(data_layout.axes, {"N": on, "C": cin, "H": ih, "W": iw})]
+            wv = w[topi.to_blocked(kernel_layout.axes, {"O": oc, "I": ic, "H": rh, "W": rw})]
+            return xv * wv
+
+        return [b.reduce(out_shape, "sum", (ig, kh, kw), generic, reduce_axes=("ic", "kh", "kw"))]
 
 def conv2d_nchw(
     x: np.ndarray,

@@ -21,6 +21,8 @@ from nnvm.dialects.nnvm.base import (
 )
 from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 class UnaryElementwiseOp(NNVMOp):
@@ -54,6 +56,14 @@ class UnaryElementwiseOp(NNVMOp):
         with np.errstate(all="ignore"):
             return [np.asarray(self.compute(x)).astype(x.dtype, copy=False)]
 
+    def te_scalar(self, x: Expr) -> Expr:
+        """The formula of one element (the te definition is this, elementwise)."""
+        raise NotImplementedError(f"{self.name} has no te definition")
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [b.compute(x.shape, lambda *i: self.te_scalar(x[i]))]
+
 
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
@@ -65,6 +75,9 @@ class ReluOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, np.zeros((), x.dtype))
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.maximum(x, 0)
+
 
 @irdl_op_definition
 class LeakyReluOp(UnaryElementwiseOp):
@@ -75,6 +88,9 @@ class LeakyReluOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.where(x >= 0, x, x * x.dtype.type(self.attr("alpha")))
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.select(x >= 0.0, x, x * self.attr("alpha"))
 
 
 @irdl_op_definition
@@ -94,6 +110,15 @@ class ClipOp(UnaryElementwiseOp):
             hi = info.max if math.isinf(hi) else int(hi)
         return np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
 
+    def te_scalar(self, x: Expr) -> Expr:
+        lo, hi = self.attr("min"), self.attr("max")
+        integer = not is_float(x.type)
+        if not math.isinf(lo):
+            x = te.maximum(x, int(lo) if integer else lo)
+        if not math.isinf(hi):
+            x = te.minimum(x, int(hi) if integer else hi)
+        return x
+
 
 @irdl_op_definition
 class SigmoidOp(UnaryElementwiseOp):
@@ -103,6 +128,9 @@ class SigmoidOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-x))
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return 1.0 / (1.0 + te.exp(-x))
 
 
 @irdl_op_definition
@@ -116,6 +144,9 @@ class HardSigmoidOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.clip(x * self.attr("alpha") + self.attr("beta"), 0.0, 1.0)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.minimum(te.maximum(x * self.attr("alpha") + self.attr("beta"), 0.0), 1.0)
+
 
 @irdl_op_definition
 class HardSwishOp(UnaryElementwiseOp):
@@ -126,6 +157,9 @@ class HardSwishOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return x * te.minimum(te.maximum(x / 6.0 + 0.5, 0.0), 1.0)
+
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
@@ -133,6 +167,9 @@ class TanhOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.tanh(x)
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.tanh(x)
 
 
 @irdl_op_definition
@@ -142,6 +179,9 @@ class ErfOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         erf = np.vectorize(math.erf, otypes=[np.float64])
         return erf(x.astype(np.float64)) if x.size else x
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("erf", x)
 
 
 @irdl_op_definition
@@ -163,6 +203,12 @@ class GeluOp(UnaryElementwiseOp):
         erf = np.vectorize(math.erf, otypes=[np.float64])
         return 0.5 * xd * (1 + erf(xd / math.sqrt(2))) if x.size else x
 
+    def te_scalar(self, x: Expr) -> Expr:
+        if self.attr("approximate") == "tanh":
+            inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
+            return x * 0.5 * (te.tanh(inner) + 1.0)
+        return x * 0.5 * (te.unary("erf", x * (1 / math.sqrt(2))) + 1.0)
+
 
 @irdl_op_definition
 class ExpOp(UnaryElementwiseOp):
@@ -170,6 +216,9 @@ class ExpOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.exp(x)
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.exp(x)
 
 
 @irdl_op_definition
@@ -179,6 +228,9 @@ class LogOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.log(x)
+
 
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
@@ -186,6 +238,9 @@ class SqrtOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.sqrt(x)
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.sqrt(x)
 
 
 @irdl_op_definition
@@ -197,12 +252,18 @@ class RsqrtOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / np.sqrt(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("rsqrt", x)
+
 
 @irdl_op_definition
 class ReciprocalOp(UnaryElementwiseOp):
     name = "nnvm.reciprocal"
 
     def compute(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / x
+
+    def te_scalar(self, x: Expr) -> Expr:
         return 1.0 / x
 
 
@@ -214,6 +275,9 @@ class NegOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.negative(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return -x
+
 
 @irdl_op_definition
 class AbsOp(UnaryElementwiseOp):
@@ -223,6 +287,9 @@ class AbsOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.abs(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("abs", x)
+
 
 @irdl_op_definition
 class FloorOp(UnaryElementwiseOp):
@@ -231,6 +298,9 @@ class FloorOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.floor(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("floor", x)
+
 
 @irdl_op_definition
 class CeilOp(UnaryElementwiseOp):
@@ -238,6 +308,9 @@ class CeilOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.ceil(x)
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("ceil", x)
 
 
 @irdl_op_definition
@@ -249,6 +322,9 @@ class RoundOp(UnaryElementwiseOp):
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.round(x)
 
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.unary("roundeven", x)
+
 
 @irdl_op_definition
 class LogicalNotOp(UnaryElementwiseOp):
@@ -257,6 +333,9 @@ class LogicalNotOp(UnaryElementwiseOp):
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.logical_not(x)
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return ~x
 
 
 @irdl_op_definition
@@ -271,6 +350,10 @@ class IsNaNOp(UnaryElementwiseOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.isnan(inputs[0])]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [b.compute(x.shape, lambda *i: te.compare("uno", x[i], x[i]))]
 
 
 @irdl_op_definition
@@ -292,6 +375,13 @@ class CastOp(UnaryElementwiseOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         with np.errstate(all="ignore"):
             return [inputs[0].astype(np.dtype(self.attr("to")))]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        to = element_type_of(self.attr("to"))
+        if is_bool(to) and not is_bool(x.dtype):  # nonzero -> true, as numpy
+            return [b.compute(x.shape, lambda *i: x[i].ne(0))]
+        return [b.compute(x.shape, lambda *i: te.cast(x[i], to))]
 
 
 UNARY_OPS = [

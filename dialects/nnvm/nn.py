@@ -22,6 +22,9 @@ from nnvm.dialects.nnvm.base import (
 )
 from nnvm.dialects.nnvm.dtypes import is_bool, is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 # ----------------------------------------------------------------------------------------------
 # Shared checks
@@ -97,6 +100,19 @@ class DenseOp(NNVMOp):
         x, w = inputs
         return [np.matmul(_acc(x), _acc(w).T).astype(x.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, w = inputs
+        n, k = w.shape
+        shape = (*x.shape[:-1], n)
+
+        def body(*args: Expr) -> Expr:
+            *rows, col, r = args
+            return x[(*rows, r)] * w[col, r]
+
+        axes = [f"i{d}" for d in range(len(shape) - 1)] + ["n"]
+        return [topi.summed(b, shape, (k,), body, x.dtype, axes=axes, reduce_axes=("k",),
+                            template="dense")]
+
 
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     """The result shape of numpy's matmul (1-D operands promoted then dropped, batch broadcast)."""
@@ -136,6 +152,23 @@ class MatmulOp(NNVMOp):
         a, b = inputs
         return [np.asarray(np.matmul(_acc(a), _acc(b))).astype(a.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        a, c = inputs
+        shape = matmul_shape(a.shape, c.shape)
+        a2, c2 = a.ndim >= 2, c.ndim >= 2
+        nb = len(shape) - int(a2) - int(c2)
+        k = a.shape[-1]
+
+        def body(*args: Expr) -> Expr:
+            *idx, r = args
+            batch = idx[:nb]
+            ai = [*topi.broadcast_index(batch, a.shape[:-2]), idx[nb], r] if a2 else [r]
+            ci = [*topi.broadcast_index(batch, c.shape[:-2]), r, idx[-1]] if c2 else [r]
+            return a[ai] * c[ci]
+
+        template = "matmul" if a2 and c2 else None
+        return [topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=("k",), template=template)]
+
 
 @irdl_op_definition
 class BatchMatmulOp(NNVMOp):
@@ -174,6 +207,22 @@ class BatchMatmulOp(NNVMOp):
             b = b.transpose(0, 2, 1)
         return [np.matmul(a, b).astype(inputs[0].dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        a, c = inputs
+        out = self.infer_result_types([a.type, c.type])[0]
+        ta, tc = self.attr("transpose_a"), self.attr("transpose_b")
+        k = a.shape[1] if ta else a.shape[2]
+
+        def body(bb: Expr, i: Expr, j: Expr, r: Expr) -> Expr:
+            ab = 0 if a.shape[0] == 1 else bb
+            cb = 0 if c.shape[0] == 1 else bb
+            av = a[ab, r, i] if ta else a[ab, i, r]
+            cv = c[cb, j, r] if tc else c[cb, r, j]
+            return av * cv
+
+        return [topi.summed(b, tuple(out.get_shape()), (k,), body, a.dtype,
+                            axes=("b", "i", "j"), reduce_axes=("k",), template="matmul")]
+
 
 # ----------------------------------------------------------------------------------------------
 # Bias and activations with an axis
@@ -206,6 +255,11 @@ class BiasAddOp(NNVMOp):
         axis = normalize_axis(self.attr("axis"), x.ndim)
         return [(x + _along(b, axis, x.ndim)).astype(x.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, bias = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        return [b.compute(x.shape, lambda *i: x[i] + bias[i[axis]])]
+
 
 class _SoftmaxBase(NNVMOp):
     """softmax / log_softmax along one axis, numerically stable (the max is subtracted first)."""
@@ -229,6 +283,21 @@ class _SoftmaxBase(NNVMOp):
         xd = x.astype(np.float64)
         return xd - np.max(xd, axis=axis, keepdims=True), axis
 
+    def _te_stats(
+        self, b: KernelBuilder, x: TensorRef
+    ) -> tuple[int, TensorRef, TensorRef, TensorRef]:
+        """(axis, max over the axis, sum of exp(x - max), exp(x - max)); the reductions keep
+        the axis (extent 1)."""
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        m = topi.reduce_over(b, x, [axis], "max", keepdims=True, name="max")
+
+        def at0(i: Sequence[Expr]) -> list[Expr | int]:
+            return [0 if d == axis else v for d, v in enumerate(i)]
+
+        e = b.compute(x.shape, lambda *i: te.exp(x[i] - m[at0(i)]), name="exp")
+        s = topi.reduce_over(b, e, [axis], "sum", keepdims=True, name="sum")
+        return axis, m, s, e
+
 
 @irdl_op_definition
 class SoftmaxOp(_SoftmaxBase):
@@ -241,6 +310,15 @@ class SoftmaxOp(_SoftmaxBase):
         e = np.exp(s)
         return [(e / np.sum(e, axis=axis, keepdims=True)).astype(inputs[0].dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        axis, _, s, e = self._te_stats(b, x)
+
+        def body(*i: Expr) -> Expr:
+            return e[i] / s[[0 if d == axis else v for d, v in enumerate(i)]]
+
+        return [b.compute(x.shape, body)]
+
 
 @irdl_op_definition
 class LogSoftmaxOp(_SoftmaxBase):
@@ -252,6 +330,16 @@ class LogSoftmaxOp(_SoftmaxBase):
         s, axis = self._shifted(inputs[0])
         out = s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
         return [out.astype(inputs[0].dtype)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        axis, m, s, _ = self._te_stats(b, x)
+
+        def body(*i: Expr) -> Expr:
+            j = [0 if d == axis else v for d, v in enumerate(i)]
+            return x[i] - m[j] - te.log(s[j])
+
+        return [b.compute(x.shape, body)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,6 +380,18 @@ class BatchNormOp(NNVMOp):
         g, b, m, v = (_along(p.astype(np.float64), axis, x.ndim) for p in inputs[1:])
         scale = g / np.sqrt(v + self.attr("epsilon"))
         return [((x.astype(np.float64) - m) * scale + b).astype(x.dtype)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, g, beta, mean, var = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        eps = self.attr("epsilon")
+
+        def body(*i: Expr) -> Expr:
+            c = i[axis]
+            scale = g[c] * te.unary("rsqrt", var[c] + eps)
+            return (x[i] - mean[c]) * scale + beta[c]
+
+        return [b.compute(x.shape, body)]
 
 
 @irdl_op_definition
@@ -341,6 +441,14 @@ class LayerNormOp(NNVMOp):
         y = (xd - mean) / np.sqrt(var + self.attr("epsilon"))
         return [(y * g.astype(np.float64) + b.astype(np.float64)).astype(x.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, g, beta = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        axes = list(range(axis, x.ndim))
+        y = _te_normalize(b, x, axes, self.attr("epsilon"))
+        return [b.compute(x.shape, lambda *i: y[i] * g[topi.broadcast_index(i[axis:], g.shape)]
+                          + beta[topi.broadcast_index(i[axis:], beta.shape)])]
+
 
 @irdl_op_definition
 class InstanceNormOp(NNVMOp):
@@ -377,6 +485,11 @@ class InstanceNormOp(NNVMOp):
         y = y * _along(g.astype(np.float64), 1, x.ndim) + _along(b.astype(np.float64), 1, x.ndim)
         return [y.astype(x.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, g, beta = inputs
+        y = _te_normalize(b, x, list(range(2, x.ndim)), self.attr("epsilon"))
+        return [b.compute(x.shape, lambda *i: y[i] * g[i[1]] + beta[i[1]])]
+
 
 @irdl_op_definition
 class LRNOp(NNVMOp):
@@ -412,6 +525,28 @@ class LRNOp(NNVMOp):
         denom = (self.attr("bias") + self.attr("alpha") / size * window) ** self.attr("beta")
         return [(xd / denom).astype(x.dtype)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        size = self.attr("size")
+        lo = (size - 1) // 2
+        channels = x.shape[1]
+
+        def window(*args: Expr) -> Expr:
+            *i, r = args
+            c = i[1] + r - lo
+            v = x[[i[0], c, *i[2:]]]
+            inside = (c >= 0) & (c < channels)
+            return te.select(inside, v * v, 0.0)
+
+        sq = b.reduce(x.shape, "sum", (size,), window, name="window", reduce_axes=("r",))
+        alpha, beta, bias = self.attr("alpha"), self.attr("beta"), self.attr("bias")
+
+        def body(*i: Expr) -> Expr:
+            base = sq[i] * (alpha / size) + bias
+            return x[i] / te.binary("pow", base, beta)
+
+        return [b.compute(x.shape, body)]
+
 
 @irdl_op_definition
 class PReluOp(NNVMOp):
@@ -440,6 +575,46 @@ class PReluOp(NNVMOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         x, s = inputs
         return [np.where(x < 0, x * s, x).astype(x.dtype)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, slope = inputs
+
+        def body(*i: Expr) -> Expr:
+            v = x[i]
+            return te.select(v < 0, v * slope[topi.broadcast_index(i, slope.shape)], v)
+
+        return [b.compute(x.shape, body)]
+
+
+def _te_normalize(b: KernelBuilder, x: TensorRef, axes: list[int], eps: float) -> TensorRef:
+    """(x - mean) / sqrt(var + eps) over `axes` (mean and variance as two reductions)."""
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+
+    def at0(i: Sequence[Expr]) -> list[Expr | int]:
+        return [0 if d in axes else v for d, v in enumerate(i)]
+
+    total = topi.reduce_over(b, x, axes, "sum", keepdims=True, name="sum")
+
+    def dev(*args: Expr) -> Expr:
+        spatial, red = args[: x.ndim], args[x.ndim :]
+        idx = list(spatial)
+        for pos, a in enumerate(axes):
+            idx[a] = red[pos]
+        d = x[idx] - total[at0(spatial)] * (1.0 / count)
+        return d * d
+
+    var = b.reduce(
+        [1 if d in axes else n for d, n in enumerate(x.shape)], "sum",
+        [x.shape[a] for a in axes], dev, name="var", reduce_axes=[f"r{a}" for a in axes],
+    )
+
+    def body(*i: Expr) -> Expr:
+        j = at0(i)
+        return (x[i] - total[j] * (1.0 / count)) * te.unary("rsqrt", var[j] * (1.0 / count) + eps)
+
+    return b.compute(x.shape, body, name="norm")
 
 
 NN_OPS: list[type[NNVMOp]] = [

@@ -6,7 +6,7 @@ ceil_mode the extent rounds up, but a window must start inside the input or its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -26,6 +26,9 @@ from nnvm.dialects.nnvm.base import (
 from nnvm.dialects.nnvm.dtypes import is_bool, is_float
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 def pool_output_size(
@@ -74,6 +77,10 @@ class _LayoutOp(NNVMOp):
         ok = is_float(elt) if accept == "float" else not is_bool(elt)
         if not ok:
             raise ShapeError(f"{self.name} does not accept element type {elt}")
+
+
+WindowRead = Callable[[Sequence[Expr], Expr, Expr], tuple[list[Expr], Expr | None]]
+"""read(output index, kh, kw) -> (input index, inside-the-input condition or None)."""
 
 
 class _Pool2DOp(_LayoutOp):
@@ -142,6 +149,39 @@ class _Pool2DOp(_LayoutOp):
         out = self.pool(x).astype(inputs[0].dtype)
         return [layout.from_canonical(out)]
 
+    def _te_window(self, x: TensorRef) -> tuple[tuple[int, ...], int, int, WindowRead]:
+        """(output shape, KH, KW, read): `read(out index, kh, kw)` is the input index of one
+        window tap and the condition that it lies inside the input (None: always)."""
+        layout = self._layout()
+        (kh, kw), (sh, sw), pad, (dh, dw) = self._window()
+        _, _, h, w = layout.logical_shape(x.shape, "data")
+        out = tuple(self.infer_result_types([x.type])[0].get_shape())
+        letters = [a if f == 0 else "" for a, f in layout.axes]
+        ha, wa = letters.index("H"), letters.index("W")
+        oh_n, ow_n = out[ha], out[wa]
+        need = {
+            "h0": pad[0] > 0, "h1": (oh_n - 1) * sh + (kh - 1) * dh - pad[0] >= h,
+            "w0": pad[1] > 0, "w1": (ow_n - 1) * sw + (kw - 1) * dw - pad[1] >= w,
+        }
+
+        def read(idx: Sequence[Expr], rh: Expr, rw: Expr) -> tuple[list[Expr], Expr | None]:
+            ih = idx[ha] * sh + rh * dh - pad[0]
+            iw = idx[wa] * sw + rw * dw - pad[1]
+            conds = []
+            if need["h0"]:
+                conds.append(ih >= 0)
+            if need["h1"]:
+                conds.append(ih < h)
+            if need["w0"]:
+                conds.append(iw >= 0)
+            if need["w1"]:
+                conds.append(iw < w)
+            src = list(idx)
+            src[ha], src[wa] = ih, iw
+            return src, topi.all_true(conds)
+
+        return out, kh, kw, read
+
 
 def _lowest(dtype: np.dtype) -> np.generic:
     if np.issubdtype(dtype, np.floating):
@@ -169,6 +209,18 @@ class MaxPool2DOp(_Pool2DOp):
         vals, inside, _ = self._windows(x)
         return np.where(inside, vals, _lowest(x.dtype)).max(axis=(3, 5))
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        out, kh, kw, read = self._te_window(x)
+        lowest = topi.identity("max", x.dtype)
+
+        def body(*args: Expr) -> Expr:
+            *idx, rh, rw = args
+            src, cond = read(idx, rh, rw)
+            return x[src] if cond is None else te.select(cond, x[src], lowest)
+
+        return [b.reduce(out, "max", (kh, kw), body, reduce_axes=("kh", "kw"), template="pool")]
+
 
 @irdl_op_definition
 class AvgPool2DOp(_Pool2DOp):
@@ -194,6 +246,55 @@ class AvgPool2DOp(_Pool2DOp):
         counted = in_padded if self.attr("count_include_pad") else inside
         count = counted.sum(axis=(1, 3))
         return total / np.maximum(count, 1)
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        out, kh, kw, read = self._te_window(x)
+        acc = topi.accumulation_type(x.dtype)
+
+        def body(*args: Expr) -> Expr:
+            *idx, rh, rw = args
+            src, cond = read(idx, rh, rw)
+            v = te.cast(x[src], acc)
+            return v if cond is None else te.select(cond, v, 0.0)
+
+        total = b.reduce(out, "sum", (kh, kw), body, name="sum", reduce_axes=("kh", "kw"),
+                         template="pool")
+        count = self._te_count(x, out)
+        return [b.compute(out, lambda *i: te.cast(total[i] / count(i), x.dtype))]
+
+    def _te_count(self, x: TensorRef, out: Sequence[int]) -> Callable[[Sequence[Expr]], Expr]:
+        """The divisor of one output element: window taps inside the input (or inside input and
+        padding with count_include_pad), clipped where ceil-mode windows run past it."""
+        layout = self._layout()
+        (kh, kw), (sh, sw), pad, (dh, dw) = self._window()
+        _, _, h, w = layout.logical_shape(x.shape, "data")
+        letters = [a if f == 0 else "" for a, f in layout.axes]
+        ha, wa = letters.index("H"), letters.index("W")
+        include = self.attr("count_include_pad")
+        acc = topi.accumulation_type(x.dtype)
+
+        def taps(o: Expr, k: int, s: int, d: int, p_lo: int, p_hi: int, n: int) -> Expr:
+            lo, hi = (-p_lo, n + p_hi) if include else (0, n)
+            start = o * s - p_lo
+            if d == 1:
+                first = te.maximum(start, lo)
+                last = te.minimum(start + k, hi)
+                return te.maximum(last - first, 0)
+            total: Expr | None = None
+            for t in range(k):
+                pos = start + t * d
+                inside = te.select((pos >= lo) & (pos < hi), 1, 0)
+                total = inside if total is None else total + inside
+            assert total is not None
+            return total
+
+        def count(i: Sequence[Expr]) -> Expr:
+            ch = taps(i[ha], kh, sh, dh, pad[0], pad[2], h)
+            cw = taps(i[wa], kw, sw, dw, pad[1], pad[3], w)
+            return te.maximum(te.cast(ch * cw, acc), 1.0)
+
+        return count
 
 
 class _GlobalPool2DOp(_LayoutOp):
@@ -224,6 +325,15 @@ class _GlobalPool2DOp(_LayoutOp):
         out = self.pool(x).astype(inputs[0].dtype)
         return [layout.from_canonical(out)]
 
+    def _te_reduce(self, b: KernelBuilder, x: TensorRef, kind: str) -> tuple[TensorRef, int]:
+        layout = self._layout()
+        letters = [a if f == 0 else "" for a, f in layout.axes]
+        ha, wa = letters.index("H"), letters.index("W")
+        acc = topi.accumulation_type(x.dtype) if kind == "sum" else x.dtype
+        r = topi.reduce_over(b, x, [ha, wa], kind, keepdims=True, name=kind,
+                             value=lambda v: te.cast(v, acc), dtype=acc)
+        return r, x.shape[ha] * x.shape[wa]
+
 
 @irdl_op_definition
 class GlobalAvgPool2DOp(_GlobalPool2DOp):
@@ -233,6 +343,11 @@ class GlobalAvgPool2DOp(_GlobalPool2DOp):
 
     def pool(self, x: np.ndarray) -> np.ndarray:
         return x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        total, count = self._te_reduce(b, x, "sum")
+        return [b.compute(total.shape, lambda *i: te.cast(total[i] * (1.0 / count), x.dtype))]
 
 
 @irdl_op_definition
@@ -244,6 +359,11 @@ class GlobalMaxPool2DOp(_GlobalPool2DOp):
 
     def pool(self, x: np.ndarray) -> np.ndarray:
         return x.max(axis=(2, 3), keepdims=True)
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        m, _ = self._te_reduce(b, x, "max")
+        return [m]
 
 
 POOLING_OPS: list[type[NNVMOp]] = [

@@ -24,8 +24,11 @@ from nnvm.dialects.nnvm.base import (
     normalize_axis,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_bool
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> tuple[int, ...]:
@@ -77,6 +80,30 @@ class ReduceOp(NNVMOp):
             out = np.expand_dims(out, axes)
         return [np.asarray(out).astype(x.dtype)]
 
+    #: The te reduction kind (sum, prod, max, min).
+    TE_KIND: ClassVar[str] = "sum"
+
+    def te_reduce(self, b: KernelBuilder, x: TensorRef, axes: tuple[int, ...]) -> TensorRef:
+        """The reduction itself (sums accumulate wide, as the reference does)."""
+        keep = self.attr("keepdims")
+        if self.TE_KIND in ("sum", "prod"):
+            acc = topi.accumulation_type(x.dtype)
+            if not is_float(x.dtype):
+                acc = i64
+            r = topi.reduce_over(b, x, axes, self.TE_KIND, keepdims=keep, dtype=acc,
+                                 value=lambda v: te.cast(v, acc), name=self.TE_KIND)
+            if acc == x.dtype:
+                return r
+            return b.compute(r.shape, lambda *i: te.cast(r[i], x.dtype))
+        return topi.reduce_over(b, x, axes, self.TE_KIND, keepdims=keep)
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        axes = self.normalized_axes(x.ndim)
+        if not axes:
+            return [b.copy(x)]
+        return [self.te_reduce(b, x, axes)]
+
 
 def _wide(x: np.ndarray) -> np.ndarray:
     if np.issubdtype(x.dtype, np.floating):
@@ -107,6 +134,17 @@ class ReduceMeanOp(ReduceOp):
             return total / count
         return np.sign(total) * (np.abs(total) // count)
 
+    def te_reduce(self, b: KernelBuilder, x: TensorRef, axes: tuple[int, ...]) -> TensorRef:
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        wide = topi.accumulation_type(x.dtype) if is_float(x.dtype) else i64
+        total = topi.reduce_over(b, x, axes, "sum", keepdims=self.attr("keepdims"), dtype=wide,
+                                 value=lambda v: te.cast(v, wide), name="sum")
+        if is_float(x.dtype):
+            return b.compute(total.shape, lambda *i: te.cast(total[i] * (1.0 / count), x.dtype))
+        return b.compute(total.shape, lambda *i: te.cast(total[i] / count, x.dtype))
+
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
@@ -115,6 +153,8 @@ class ReduceMaxOp(ReduceOp):
 
     def reduce(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return np.max(x, axis=axes)
+
+    TE_KIND: ClassVar[str] = "max"
 
 
 @irdl_op_definition
@@ -125,6 +165,8 @@ class ReduceMinOp(ReduceOp):
     def reduce(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return np.min(x, axis=axes)
 
+    TE_KIND: ClassVar[str] = "min"
+
 
 @irdl_op_definition
 class ReduceProdOp(ReduceOp):
@@ -132,6 +174,8 @@ class ReduceProdOp(ReduceOp):
 
     def reduce(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return np.prod(_wide(x), axis=axes)
+
+    TE_KIND: ClassVar[str] = "prod"
 
 
 class ArgReduceOp(NNVMOp):
@@ -176,6 +220,32 @@ class ArgReduceOp(NNVMOp):
             out = np.expand_dims(out, axis)
         return [np.asarray(out, dtype=np.int64)]
 
+    #: max for argmax, min for argmin.
+    TE_KIND: ClassVar[str] = "max"
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        """The extreme value, then the first (or last) index holding it."""
+        (x,) = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim)
+        keep = self.attr("keepdims")
+        n = x.shape[axis]
+        m = topi.reduce_over(b, x, [axis], self.TE_KIND, keepdims=True, name=self.TE_KIND)
+        last = self.attr("select_last_index")
+        out_shape = reduced_shape(x.shape, (axis,), keep)
+
+        def body(*args: Expr) -> Expr:
+            *idx, r = args
+            full = list(idx)
+            if not keep:
+                full.insert(axis, 0)
+            src = list(full)
+            src[axis] = r
+            hit = x[src].eq(m[full])
+            return te.select(hit, te.cast(r, i64), -1 if last else n)
+
+        kind = "max" if last else "min"
+        return [b.reduce(out_shape, kind, (n,), body, dtype=i64, reduce_axes=("r",))]
+
 
 @irdl_op_definition
 class ArgMaxOp(ArgReduceOp):
@@ -191,6 +261,8 @@ class ArgMinOp(ArgReduceOp):
 
     def pick(self, x: np.ndarray, axis: int) -> np.ndarray:
         return np.argmin(x, axis=axis)
+
+    TE_KIND: ClassVar[str] = "min"
 
 
 REDUCE_OPS: list[type[NNVMOp]] = [

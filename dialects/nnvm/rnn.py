@@ -26,6 +26,8 @@ from nnvm.dialects.nnvm.base import (
 )
 from nnvm.dialects.nnvm.dtypes import is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 _DIRECTIONS = ("forward", "reverse", "bidirectional")
 
@@ -133,6 +135,93 @@ class _RecurrentOp(NNVMOp):
         c = self.attr("clip")
         return np.clip(v, -c, c) if c > 0 else v
 
+    # -- te definition: the time loop unrolled (static sequence length) ----------------------
+
+    def _te_clip(self, v: Expr) -> Expr:
+        c = self.attr("clip")
+        return te.minimum(te.maximum(v, -c), c) if c > 0 else v
+
+    @staticmethod
+    def _te_sigmoid(v: Expr) -> Expr:
+        return 1.0 / (1.0 + te.exp(-v))
+
+    def _te_steps(self, seq: int, d: int) -> list[int]:
+        backward = self.attr("direction") == "reverse" or d == 1
+        return list(reversed(range(seq))) if backward else list(range(seq))
+
+    def _te_x_at(self, x: TensorRef, t: int) -> Callable[[Expr, Expr], Expr]:
+        """x_t[batch, k] read straight from X (either layout)."""
+        if self.attr("layout"):
+            return lambda bi, k: x[bi, t, k]
+        return lambda bi, k: x[t, bi, k]
+
+    def _te_state(self, s: TensorRef, d: int) -> Callable[[Expr, Expr], Expr]:
+        if self.attr("layout"):
+            return lambda bi, j: s[bi, d, j]
+        return lambda bi, j: s[d, bi, j]
+
+    @staticmethod
+    def _te_matvec(
+        b: KernelBuilder,
+        a: Callable[[Expr, Expr], Expr],
+        k: int,
+        w: TensorRef,
+        d: int,
+        rows: tuple[int, int],
+        batch: int,
+        name: str,
+    ) -> TensorRef:
+        """out[b, g] = sum_k a(b, k) * w[d, rows[0] + g, k] for g < rows[1]."""
+        first, count = rows
+
+        def body(bi: Expr, g: Expr, r: Expr) -> Expr:
+            return a(bi, r) * w[d, g + first, r]
+
+        return b.reduce((batch, count), "sum", (k,), body, name=name, axes=("b", "g"),
+                        reduce_axes=("k",), template="dense")
+
+    def _te_collect(
+        self,
+        b: KernelBuilder,
+        hs: list[dict[int, TensorRef]],
+        finals: list[list[TensorRef]],
+        seq: int,
+        batch: int,
+        hidden: int,
+    ) -> list[TensorRef]:
+        """Y from the per-step hidden states, and the final states, in the op's layout."""
+        dirs = len(hs)
+        layout = self.attr("layout")
+        y_shape = self._y_shape(seq, dirs, batch, hidden, layout)
+
+        def y_body(*i: Expr) -> Expr:
+            t, d, bi, j = (i[1], i[2], i[0], i[3]) if layout else i
+            value: Expr | None = None
+            for dd in reversed(range(dirs)):
+                for tt in reversed(range(seq)):
+                    v = hs[dd][tt][bi, j]
+                    if value is None:
+                        value = v
+                        continue
+                    here = t.eq(tt) if dirs == 1 else t.eq(tt) & d.eq(dd)
+                    value = te.select(here, v, value)
+            assert value is not None
+            return value
+
+        outs = [b.compute(y_shape, y_body, name="y")]
+        state = self._state_shape(dirs, batch, hidden, layout)
+        for k in range(len(finals[0])):
+
+            def s_body(*i: Expr, k: int = k) -> Expr:
+                d, bi, j = (i[1], i[0], i[2]) if layout else i
+                value = finals[dirs - 1][k][bi, j]
+                for dd in reversed(range(dirs - 1)):
+                    value = te.select(d.eq(dd), finals[dd][k][bi, j], value)
+                return value
+
+            outs.append(b.compute(state, s_body, name=f"state{k}"))
+        return outs
+
 
 @irdl_op_definition
 class LSTMOp(_RecurrentOp):
@@ -201,6 +290,63 @@ class LSTMOp(_RecurrentOp):
 
         return self._run(x, [h0, c0], step)
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, w, r, bias, h0, c0, p = inputs
+        hid, dirs, layout = self._attrs()
+        seq, batch, inp = self._x_dims(x.type, layout)
+        hs: list[dict[int, TensorRef]] = []
+        finals: list[list[TensorRef]] = []
+        for d in range(dirs):
+            h, c = self._te_state(h0, d), self._te_state(c0, d)
+            per_step: dict[int, TensorRef] = {}
+            last_c: TensorRef | None = None
+            for t in self._te_steps(seq, d):
+                h_new, last_c = self._te_step(b, (x, w, r, bias, p), d, t, h, c, (batch, inp, hid))
+                per_step[t] = h_new
+                h, c = _reader(h_new), _reader(last_c)
+            assert last_c is not None
+            hs.append(per_step)
+            finals.append([per_step[self._te_steps(seq, d)[-1]], last_c])
+        return self._te_collect(b, hs, finals, seq, batch, hid)
+
+    def _te_step(
+        self,
+        b: KernelBuilder,
+        params: tuple[TensorRef, ...],
+        d: int,
+        t: int,
+        h: Callable[[Expr, Expr], Expr],
+        c: Callable[[Expr, Expr], Expr],
+        dims: tuple[int, int, int],
+    ) -> tuple[TensorRef, TensorRef]:
+        """One time step of one direction: (h_t, c_t)."""
+        x, w, r, bias, p = params
+        batch, inp, hid = dims
+        gx = self._te_matvec(b, self._te_x_at(x, t), inp, w, d, (0, 4 * hid), batch, f"x{d}.{t}")
+        gh = self._te_matvec(b, h, hid, r, d, (0, 4 * hid), batch, f"h{d}.{t}")
+
+        def gate(bi: Expr, j: Expr, k: int) -> Expr:
+            g = j + k * hid
+            return gx[bi, g] + gh[bi, g] + bias[d, g] + bias[d, g + 4 * hid]
+
+        def cell(bi: Expr, j: Expr) -> Expr:
+            cv = c(bi, j)
+            i_g = self._te_sigmoid(self._te_clip(gate(bi, j, 0) + p[d, j] * cv))
+            if self.attr("input_forget"):
+                f_g = 1.0 - i_g
+            else:
+                f_g = self._te_sigmoid(self._te_clip(gate(bi, j, 2) + p[d, j + 2 * hid] * cv))
+            return f_g * cv + i_g * te.tanh(self._te_clip(gate(bi, j, 3)))
+
+        c_new = b.compute((batch, hid), cell, name=f"c{d}.{t}", axes=("b", "j"))
+
+        def hidden(bi: Expr, j: Expr) -> Expr:
+            cv = c_new[bi, j]
+            o_g = self._te_sigmoid(self._te_clip(gate(bi, j, 1) + p[d, j + hid] * cv))
+            return o_g * te.tanh(cv)
+
+        return b.compute((batch, hid), hidden, name=f"h{d}.{t}.out", axes=("b", "j")), c_new
+
 
 @irdl_op_definition
 class GRUOp(_RecurrentOp):
@@ -263,5 +409,65 @@ class GRUOp(_RecurrentOp):
 
         return self._run(x, [h0], step)
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        x, w, r, bias, h0 = inputs
+        hid, dirs, layout = self._attrs()
+        seq, batch, inp = self._x_dims(x.type, layout)
+        hs: list[dict[int, TensorRef]] = []
+        finals: list[list[TensorRef]] = []
+        for d in range(dirs):
+            h = self._te_state(h0, d)
+            per_step: dict[int, TensorRef] = {}
+            for t in self._te_steps(seq, d):
+                h_new = self._te_step(b, (x, w, r, bias), d, t, h, (batch, inp, hid))
+                per_step[t] = h_new
+                h = _reader(h_new)
+            hs.append(per_step)
+            finals.append([per_step[self._te_steps(seq, d)[-1]]])
+        return self._te_collect(b, hs, finals, seq, batch, hid)
+
+    def _te_step(
+        self,
+        b: KernelBuilder,
+        params: tuple[TensorRef, ...],
+        d: int,
+        t: int,
+        h: Callable[[Expr, Expr], Expr],
+        dims: tuple[int, int, int],
+    ) -> TensorRef:
+        """One time step of one direction: h_t."""
+        x, w, r, bias = params
+        batch, inp, hid = dims
+        xg = self._te_matvec(b, self._te_x_at(x, t), inp, w, d, (0, 3 * hid), batch, f"x{d}.{t}")
+        hzr = self._te_matvec(b, h, hid, r, d, (0, 2 * hid), batch, f"hzr{d}.{t}")
+
+        def zr(bi: Expr, j: Expr, k: int) -> Expr:
+            g = j + k * hid
+            pre = xg[bi, g] + bias[d, g] + hzr[bi, g] + bias[d, g + 3 * hid]
+            return self._te_sigmoid(self._te_clip(pre))
+
+        if self.attr("linear_before_reset"):
+            hh = self._te_matvec(b, h, hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
+        else:
+            rh = b.compute(
+                (batch, hid), lambda bi, j: zr(bi, j, 1) * h(bi, j), name=f"rh{d}.{t}",
+                axes=("b", "j"),
+            )
+            hh = self._te_matvec(b, _reader(rh), hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
+
+        def new_h(bi: Expr, j: Expr) -> Expr:
+            rec = hh[bi, j] + bias[d, j + 5 * hid]
+            if self.attr("linear_before_reset"):
+                rec = zr(bi, j, 1) * rec
+            cand = te.tanh(self._te_clip(xg[bi, j + 2 * hid] + bias[d, j + 2 * hid] + rec))
+            z = zr(bi, j, 0)
+            return (1.0 - z) * cand + z * h(bi, j)
+
+        return b.compute((batch, hid), new_h, name=f"h{d}.{t}.out", axes=("b", "j"))
+
+
+def _reader(t: TensorRef) -> Callable[[Expr, Expr], Expr]:
+    """The element reader of a [batch, hidden] state."""
+    return lambda bi, j: t[bi, j]
 
 RNN_OPS: list[type[NNVMOp]] = [LSTMOp, GRUOp]

@@ -5,6 +5,7 @@ store that travels beside the module (see DESIGN.md, "Params")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
@@ -22,6 +23,9 @@ from nnvm.dialects.nnvm.base import (
 )
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+
+if TYPE_CHECKING:
+    from nnvm.dialects.te.builder import KernelBuilder, TensorRef
 
 
 @irdl_op_definition
@@ -60,6 +64,12 @@ class ParamOp(NNVMOp):
                 f"declares {want}"
             )
         return [value]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        raise NotImplementedError(
+            f'param "{self.key}" has no te definition: weights reach a kernel as its arguments '
+            "(run fuse, which passes them in)"
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> ParamOp:
@@ -100,6 +110,18 @@ class ConstantOp(NNVMOp):
 
     def numpy(self) -> np.ndarray:
         return numpy_from_dense(self.value)
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        """A splat is a formula (it inlines into its readers); anything else a global."""
+        value = self.numpy()
+        flat = value.reshape(-1)
+        splat = flat.size and np.all(flat == flat[0])
+        if splat and not np.isnan(flat[:1].astype(np.float64)).any():
+            from nnvm.dialects.nnvm.dtypes import element_type_of
+
+            scalar = flat[0].item()
+            return [b.compute(value.shape, lambda *i: scalar, dtype=element_type_of(value.dtype))]
+        return [b.constant(value)]
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:

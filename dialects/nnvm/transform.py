@@ -39,6 +39,9 @@ from nnvm.dialects.nnvm.base import (
 from nnvm.dialects.nnvm.dtypes import is_float, is_integer
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
+from nnvm.dialects.te import topi
+from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
 def _unique_axes(axes: Sequence[int], rank: int, what: str) -> list[int]:
@@ -84,6 +87,10 @@ class ReshapeOp(UnaryTransformOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.reshape(inputs[0], self.attr("shape"))]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [_te_reshape(b, x, tuple(self.attr("shape")))]
+
 
 @irdl_op_definition
 class FlattenOp(UnaryTransformOp):
@@ -109,6 +116,11 @@ class FlattenOp(UnaryTransformOp):
         k = self._split(x.ndim)
         return [x.reshape(math.prod(x.shape[:k]), math.prod(x.shape[k:]))]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        out = self.infer_result_types([x.type])[0]
+        return [_te_reshape(b, x, tuple(out.get_shape()))]
+
 
 @irdl_op_definition
 class SqueezeOp(UnaryTransformOp):
@@ -133,6 +145,10 @@ class SqueezeOp(UnaryTransformOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.squeeze(inputs[0], axis=tuple(self._axes(inputs[0].shape)))]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [_te_reshape(b, x, tuple(self.infer_result_types([x.type])[0].get_shape()))]
+
 
 @irdl_op_definition
 class ExpandDimsOp(UnaryTransformOp):
@@ -156,6 +172,10 @@ class ExpandDimsOp(UnaryTransformOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.expand_dims(inputs[0], tuple(self._axes(inputs[0].ndim)))]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [_te_reshape(b, x, tuple(self.infer_result_types([x.type])[0].get_shape()))]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -184,6 +204,19 @@ class TransposeOp(UnaryTransformOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         x = inputs[0]
         return [np.ascontiguousarray(np.transpose(x, self._perm(x.ndim)))]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        perm = self._perm(x.ndim)
+        shape = [x.shape[p] for p in perm]
+
+        def body(*i: Expr) -> Expr:
+            src: list[Expr] = [i[0]] * x.ndim
+            for k, p in enumerate(perm):
+                src[p] = i[k]
+            return x[src]
+
+        return [b.compute(shape, body)]
 
 
 @irdl_op_definition
@@ -219,6 +252,17 @@ class LayoutTransformOp(UnaryTransformOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         src, dst = self._layouts()
         return [np.ascontiguousarray(dst.from_canonical(src.to_canonical(inputs[0])))]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        src, dst = self._layouts()
+        shape = self.infer_result_types([x.type])[0].get_shape()
+
+        def body(*i: Expr) -> Expr:
+            logical = topi.from_blocked(dst.axes, dst.canonical, i)
+            return x[topi.to_blocked(src.axes, dict(zip(dst.canonical, logical, strict=True)))]
+
+        return [b.compute(shape, body)]
 
 
 _BLOCK_MODES = ("DCR", "CRD")
@@ -267,6 +311,20 @@ class DepthToSpaceOp(BlockRearrangeOp):
             y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
         return [np.ascontiguousarray(y).reshape(n, c // (b * b), h * b, w * b)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        bs = self.attr("blocksize")
+        shape = self.infer_result_types([x.type])[0].get_shape()
+        c_out = shape[1]
+        dcr = self.attr("mode") == "DCR"
+
+        def body(n: Expr, c: Expr, h: Expr, w: Expr) -> Expr:
+            b1, b2 = h % bs, w % bs
+            cin = (b1 * bs + b2) * c_out + c if dcr else c * (bs * bs) + b1 * bs + b2
+            return x[n, cin, h // bs, w // bs]
+
+        return [b.compute(shape, body)]
+
 
 @irdl_op_definition
 class SpaceToDepthOp(BlockRearrangeOp):
@@ -290,6 +348,22 @@ class SpaceToDepthOp(BlockRearrangeOp):
         y = x.reshape(n, c, h // b, b, w // b, b)
         order = (0, 3, 5, 1, 2, 4) if self.attr("mode") == "DCR" else (0, 1, 3, 5, 2, 4)
         return [np.ascontiguousarray(y.transpose(order)).reshape(n, c * b * b, h // b, w // b)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        bs = self.attr("blocksize")
+        shape = self.infer_result_types([x.type])[0].get_shape()
+        c_in = x.shape[1]
+        dcr = self.attr("mode") == "DCR"
+
+        def body(n: Expr, oc: Expr, h: Expr, w: Expr) -> Expr:
+            if dcr:
+                b1, b2, c = oc // (bs * c_in), (oc // c_in) % bs, oc % c_in
+            else:
+                c, b1, b2 = oc // (bs * bs), (oc // bs) % bs, oc % bs
+            return x[n, c, h * bs + b1, w * bs + b2]
+
+        return [b.compute(shape, body)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -340,6 +414,25 @@ class ConcatOp(NNVMOp):
         axis = normalize_axis(self.attr("axis"), inputs[0].ndim, "concat: axis")
         return [np.concatenate(list(inputs), axis=axis)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        axis = normalize_axis(self.attr("axis"), inputs[0].ndim, "concat: axis")
+        shape = self.infer_result_types([x.type for x in inputs])[0].get_shape()
+        starts = [0]
+        for x in inputs:
+            starts.append(starts[-1] + x.shape[axis])
+
+        def body(*i: Expr) -> Expr:
+            value: Expr | None = None
+            for k in reversed(range(len(inputs))):
+                src = list(i)
+                src[axis] = i[axis] - starts[k]
+                v = inputs[k][src]
+                value = v if value is None else te.select(i[axis] < starts[k + 1], v, value)
+            assert value is not None
+            return value
+
+        return [b.compute(shape, body)]
+
 
 @irdl_op_definition
 class SplitOp(NNVMOp):
@@ -376,6 +469,21 @@ class SplitOp(NNVMOp):
         axis = normalize_axis(self.attr("axis"), x.ndim, "split: axis")
         cuts = np.cumsum(self.attr("sizes"))[:-1]
         return [np.ascontiguousarray(p) for p in np.split(x, cuts, axis=axis)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim, "split: axis")
+        outs = []
+        start = 0
+        for k, t in enumerate(self.infer_result_types([x.type])):
+            def body(*i: Expr, offset: int = start) -> Expr:
+                src = list(i)
+                src[axis] = i[axis] + offset
+                return x[src]
+
+            outs.append(b.compute(t.get_shape(), body, name=f"part{k}"))
+            start += t.get_shape()[axis]
+        return outs
 
 
 # ----------------------------------------------------------------------------------------------
@@ -437,6 +545,12 @@ class SliceOp(UnaryTransformOp):
         )
         return [np.ascontiguousarray(x[index])]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        ranges = self._ranges(x.shape)
+        return [b.compute([len(r) for r in ranges],
+                          lambda *i: x[[i[k] * r.step + r.start for k, r in enumerate(ranges)]])]
+
 
 def _check_indices(t: TensorType, what: str) -> None:
     if not is_integer(t.element_type):
@@ -479,6 +593,18 @@ class GatherOp(NNVMOp):
         axis = normalize_axis(self.attr("axis"), data.ndim, "gather: axis")
         idx = _wrap_indices(idx, data.shape[axis], "gather")
         return [np.take(data, idx, axis=axis)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        data, idx = inputs
+        axis = normalize_axis(self.attr("axis"), data.ndim, "gather: axis")
+        shape = self.infer_result_types([data.type, idx.type])[0].get_shape()
+        q = idx.ndim
+
+        def body(*i: Expr) -> Expr:
+            j = _wrap(topi.to_index(idx[i[axis : axis + q]]), data.shape[axis])
+            return data[[*i[:axis], j, *i[axis + q :]]]
+
+        return [b.compute(shape, body)]
 
 
 @irdl_op_definition
@@ -531,6 +657,22 @@ class GatherNDOp(NNVMOp):
             return [np.zeros(out_shape, data.dtype)]
         return [np.ascontiguousarray(np.stack(pieces)).reshape(out_shape)]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        data, idx = inputs
+        bd = self.attr("batch_dims")
+        m = idx.shape[-1]
+        shape = self.infer_result_types([data.type, idx.type])[0].get_shape()
+        lead = idx.ndim - 1
+
+        def body(*i: Expr) -> Expr:
+            head, rest = i[:lead], i[lead:]
+            picked = [
+                _wrap(topi.to_index(idx[[*head, k]]), data.shape[bd + k]) for k in range(m)
+            ]
+            return data[[*head[:bd], *picked, *rest]]
+
+        return [b.compute(shape, body)]
+
 
 # ----------------------------------------------------------------------------------------------
 # Growing: broadcast_to, tile, pad
@@ -563,6 +705,10 @@ class BroadcastToOp(UnaryTransformOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.array(np.broadcast_to(inputs[0], self.attr("shape")))]
 
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        return [b.compute(self.attr("shape"), lambda *i: x[topi.broadcast_index(i, x.shape)])]
+
 
 @irdl_op_definition
 class TileOp(UnaryTransformOp):
@@ -582,6 +728,13 @@ class TileOp(UnaryTransformOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [np.tile(inputs[0], self.attr("repeats"))]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        shape = self.infer_result_types([x.type])[0].get_shape()
+        reps = self.attr("repeats")
+        return [b.compute(shape, lambda *i: x[[v if r == 1 else v % d for v, r, d in
+                                                zip(i, reps, x.shape, strict=True)]])]
 
 
 _PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -646,6 +799,43 @@ class PadOp(UnaryTransformOp):
         else:
             out = np.pad(x, widths, mode=mode)
         return [out.astype(inputs[0].dtype, copy=False)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        rank = x.ndim
+        cropped, grow = self._plan(x.shape)
+        pads, mode = self.attr("pads"), self.attr("mode")
+        shape = self.infer_result_types([x.type])[0].get_shape()
+        crop = [max(-pads[k], 0) for k in range(rank)]
+        fill = self.attr("value")
+        if not is_float(x.dtype):
+            fill = int(fill)
+
+        def body(*i: Expr) -> Expr:
+            src: list[Expr] = []
+            conds: list[Expr] = []
+            for k in range(rank):
+                lo, hi, c = grow[k], grow[rank + k], cropped[k]
+                j = i[k] - lo
+                if lo or hi:
+                    if mode == "constant":
+                        if lo:
+                            conds.append(j >= 0)
+                        if hi:
+                            conds.append(j < c)
+                    elif mode == "edge":
+                        j = te.minimum(te.maximum(j, 0), c - 1)
+                    elif mode == "reflect":
+                        j = te.select(j < 0, 0 - j, j)
+                        j = te.select(j >= c, 2 * (c - 1) - j, j)
+                    else:  # wrap
+                        j = j - te.binary("floordiv", j, c) * c
+                src.append(j + crop[k])
+            v = x[src]
+            cond = topi.all_true(conds)
+            return v if cond is None else te.select(cond, v, fill)
+
+        return [b.compute(shape, body)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -830,6 +1020,84 @@ class ResizeOp(UnaryTransformOp):
         out = np.einsum("...ot,ot->...o", moved[..., taps], weights)
         return np.moveaxis(out, -1, axis)
 
+    def _te_taps(
+        self, axis: int, coords: np.ndarray, in_len: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The input index of each tap of each output position along one axis, and the taps'
+        weights (None for nearest), as `_resample` computes them."""
+        mode = self.attr("mode")
+        if mode == "nearest":
+            idx = _nearest_index(coords, self.attr("nearest_mode")).astype(np.int64)
+            return np.clip(idx, 0, in_len - 1)[:, None], None
+        if mode == "linear":
+            c = np.clip(coords, _F32(0), _F32(in_len - 1)).astype(np.float64)
+            i0 = np.floor(c).astype(np.int64)
+            w1 = c - i0
+            return np.stack([i0, np.minimum(i0 + 1, in_len - 1)], -1), np.stack([1 - w1, w1], -1)
+        c = coords.astype(np.float64)
+        base = np.floor(c).astype(np.int64)
+        taps = base[:, None] + np.arange(-1, 3)[None, :]
+        weights = _cubic_weights(c - base, self.attr("cubic_coeff_a"))
+        if self.attr("exclude_outside"):
+            weights = np.where((taps < 0) | (taps >= in_len), 0.0, weights)
+            weights = weights / weights.sum(axis=1, keepdims=True)
+        return np.clip(taps, 0, in_len - 1), weights
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        """One stage per resampled axis (resizing is separable); the tap indices and weights
+        depend only on the output position, so they are computed here and kept as constant
+        tables (exactly the reference's)."""
+        (x,) = inputs
+        cur = x
+        extrapolate = self.attr("coordinate_transformation_mode") == "tf_crop_and_resize"
+        off_tables: list[tuple[int, TensorRef]] = []
+        for axis, out_len in enumerate(self.attr("size")):
+            in_len = x.shape[axis]
+            coords = self._axis_coordinates(axis, in_len, out_len)
+            if extrapolate:
+                off = (coords < 0) | (coords > in_len - 1)
+                if off.any():
+                    off_tables.append((axis, b.constant(off.astype(np.bool_))))
+            if out_len == in_len and np.array_equal(coords, np.arange(in_len, dtype=_F32)):
+                continue
+            taps, weights = self._te_taps(axis, coords, in_len)
+            tap_t = b.constant(taps.astype(np.int64))
+            w_t = b.constant(weights.astype(np.float32)) if weights is not None else None
+            shape = list(cur.shape)
+            shape[axis] = out_len
+            src = cur
+
+            def body(*i: Expr, src: TensorRef = src, axis: int = axis, tap_t: TensorRef = tap_t,
+                     w_t: TensorRef | None = w_t, count: int = taps.shape[1]) -> Expr:
+                total: Expr | None = None
+                for k in range(count):
+                    j = list(i)
+                    j[axis] = topi.to_index(tap_t[i[axis], k])
+                    v = src[j]
+                    if w_t is not None:
+                        v = v * te.cast(w_t[i[axis], k], v.type)
+                    total = v if total is None else total + v
+                assert total is not None
+                return total
+
+            cur = b.compute(shape, body, name=f"axis{axis}", dtype=x.dtype)
+        if off_tables:
+            value = self.attr("extrapolation_value")
+            fill = value if is_float(x.dtype) else int(value)
+            final = cur
+
+            def mask(*i: Expr) -> Expr:
+                conds = [t[i[a]] for a, t in off_tables]
+                anywhere = conds[0]
+                for c in conds[1:]:
+                    anywhere = anywhere | c
+                return te.select(anywhere, fill, final[i])
+
+            cur = b.compute(final.shape, mask)
+        if cur is x:
+            cur = b.copy(x)
+        return [cur]
+
 
 # ----------------------------------------------------------------------------------------------
 # Pass-throughs and scans: identity, dropout, cumsum
@@ -848,6 +1116,9 @@ class PassThroughOp(NNVMOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         return [inputs[0]]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        return [b.copy(inputs[0], name="")]
 
 
 @irdl_op_definition
@@ -895,6 +1166,40 @@ class CumSumOp(NNVMOp):
         if self.attr("reverse"):
             out = np.flip(out, axis)
         return [np.ascontiguousarray(out)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        (x,) = inputs
+        axis = normalize_axis(self.attr("axis"), x.ndim, "cumsum: axis")
+        excl, rev = self.attr("exclusive"), self.attr("reverse")
+
+        def body(*args: Expr) -> Expr:
+            *i, r = args
+            src = list(i)
+            src[axis] = r
+            pos = i[axis]
+            take = (r > pos if excl else r >= pos) if rev else (r < pos if excl else r <= pos)
+            return te.select(take, x[src], 0)
+
+        return [b.reduce(x.shape, "sum", (x.shape[axis],), body, reduce_axes=("r",))]
+
+
+def _te_reshape(b: KernelBuilder, x: TensorRef, shape: tuple[int, ...]) -> TensorRef:
+    """Row-major reinterpretation: drop and insert extent-1 axes directly, else through the
+    flat position."""
+    src_dims = [d for d in x.shape if d != 1]
+    dst_dims = [d for d in shape if d != 1]
+    if src_dims == dst_dims:
+        def direct(*i: Expr) -> Expr:
+            kept = iter([v for v, d in zip(i, shape, strict=True) if d != 1])
+            return x[[0 if d == 1 else next(kept) for d in x.shape]]
+
+        return b.compute(shape, direct)
+    return b.compute(shape, lambda *i: x[topi.unravel(topi.ravel(i, shape), x.shape)])
+
+
+def _wrap(v: Expr, dim: int) -> Expr:
+    """A negative index counts from the end."""
+    return te.select(v < 0, v + dim, v)
 
 
 TRANSFORM_OPS: list[type[NNVMOp]] = [

@@ -1,0 +1,624 @@
+"""Schedules as IR: how a te kernel is computed, as a list of primitives in a `te.schedule`.
+
+    te.schedule {
+      te.split "C" j by 8 -> (j.o, j.i)
+      te.reorder "C" (i, j.o, k, j.i)
+      te.vectorize "C" j.i
+      te.parallel "C" i
+      te.compute_at "pad" at "C" j.o
+    }
+
+Stages are named by their `te.compute` tag (placeholders by `arg<k>`), axes by name; each
+primitive that makes new axes or stages names them explicitly, so a schedule is readable,
+diffable and can be written by hand or by a tuner. The primitives are applied in order by
+`lower-te-to-affine` (semantics and diagnostics: stages.py). `bind` and `tensorize` are
+declared for the GPU and accelerator targets; the CPU lowering rejects them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute, Block, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+
+_IDENT = re.compile(r"[A-Za-z_][\w$.]*")
+
+
+def _strs(values: Sequence[str]) -> ArrayAttr[StringAttr]:
+    return ArrayAttr([StringAttr(v) for v in values])
+
+
+def _ints(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def _name_text(name: str) -> str:
+    return name if _IDENT.fullmatch(name) else '"' + name.replace('"', '\\"') + '"'
+
+
+def _parse_name(parser: Parser, what: str = "an axis name") -> str:
+    name = parser.parse_optional_identifier_or_str_literal()
+    if name is None:
+        parser.raise_error(f"expected {what}")
+    assert name is not None
+    return name
+
+
+def _parse_names(parser: Parser) -> list[str]:
+    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, lambda: _parse_name(parser))
+
+
+def _print_names(names: Sequence[str]) -> str:
+    return "(" + ", ".join(_name_text(n) for n in names) + ")"
+
+
+class Primitive(IRDLOperation):
+    """A schedule primitive: applies to the stage named `stage`."""
+
+    stage = prop_def(StringAttr)
+
+    @property
+    def stage_name(self) -> str:
+        return self.stage.data
+
+    def _print_stage(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.stage_name)
+
+    def _finish_print(self, printer: Printer) -> None:
+        if self.attributes:
+            printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def _finish_parse(cls, parser: Parser, props: dict[str, Attribute]) -> IRDLOperation:
+        attrs = parser.parse_optional_attr_dict()
+        op = cls.create(properties=props)
+        op.attributes.update(attrs)
+        return op
+
+
+# ----------------------------------------------------------------------------------------------
+# Loop structure: split, tile, fuse, reorder
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SplitOp(Primitive):
+    """`te.split "S" i by 4 -> (i.o, i.i)`: i = i.o * 4 + i.i (a tail where 4 does not divide);
+    `nparts 4` fixes the outer extent instead."""
+
+    name = "te.split"
+    axis = prop_def(StringAttr)
+    factor = opt_prop_def(IntegerAttr.constr(type=i64))
+    nparts = opt_prop_def(IntegerAttr.constr(type=i64))
+    outer = prop_def(StringAttr)
+    inner = prop_def(StringAttr)
+
+    @staticmethod
+    def make(
+        stage: str, axis: str, factor: int | None = None, nparts: int | None = None,
+        outer: str | None = None, inner: str | None = None,
+    ) -> SplitOp:  # fmt: skip
+        props: dict[str, Attribute] = {
+            "stage": StringAttr(stage),
+            "axis": StringAttr(axis),
+            "outer": StringAttr(outer or f"{axis}.o"),
+            "inner": StringAttr(inner or f"{axis}.i"),
+        }
+        if factor is not None:
+            props["factor"] = IntegerAttr(factor, i64)
+        if nparts is not None:
+            props["nparts"] = IntegerAttr(nparts, i64)
+        return SplitOp.create(properties=props)
+
+    @property
+    def factor_value(self) -> int | None:
+        return None if self.factor is None else self.factor.value.data  # type: ignore[attr-defined]
+
+    @property
+    def nparts_value(self) -> int | None:
+        return None if self.nparts is None else self.nparts.value.data  # type: ignore[attr-defined]
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _name_text(self.axis.data))
+        if self.factor is not None:
+            printer.print_string(f" by {self.factor_value}")
+        if self.nparts is not None:
+            printer.print_string(f" nparts {self.nparts_value}")
+        printer.print_string(" -> " + _print_names([self.outer.data, self.inner.data]))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axis = _parse_name(parser)
+        props: dict[str, Attribute] = {"stage": StringAttr(stage), "axis": StringAttr(axis)}
+        if parser.parse_optional_keyword("by") is not None:
+            props["factor"] = IntegerAttr(parser.parse_integer(allow_boolean=False), i64)
+        elif parser.parse_optional_keyword("nparts") is not None:
+            props["nparts"] = IntegerAttr(parser.parse_integer(allow_boolean=False), i64)
+        else:
+            parser.raise_error("expected 'by <factor>' or 'nparts <count>'")
+        outer, inner = f"{axis}.o", f"{axis}.i"
+        if parser.parse_optional_punctuation("->") is not None:
+            names = _parse_names(parser)
+            if len(names) != 2:
+                parser.raise_error("te.split names two axes: -> (outer, inner)")
+            outer, inner = names
+        props["outer"], props["inner"] = StringAttr(outer), StringAttr(inner)
+        return cls._finish_parse(parser, props)
+
+
+@irdl_op_definition
+class TileOp(Primitive):
+    """`te.tile "S" (i, j) by (4, 8) -> (i.o, j.o, i.i, j.i)`: two splits and a reorder."""
+
+    name = "te.tile"
+    axes = prop_def(ArrayAttr[StringAttr])
+    factors = prop_def(DenseArrayBase)
+    new_axes = prop_def(ArrayAttr[StringAttr])
+
+    @staticmethod
+    def make(
+        stage: str,
+        axes: Sequence[str],
+        factors: Sequence[int],
+        results: Sequence[str] | None = None,
+    ) -> TileOp:
+        if results is None:
+            results = [f"{a}.o" for a in axes] + [f"{a}.i" for a in axes]
+        return TileOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "axes": _strs(axes),
+                "factors": _ints(factors),
+                "new_axes": _strs(results),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        axes = [a.data for a in self.axes.data]
+        factors = [int(f) for f in self.factors.get_values()]
+        printer.print_string(" " + _print_names(axes))
+        printer.print_string(" by (" + ", ".join(str(f) for f in factors) + ")")
+        printer.print_string(" -> " + _print_names([r.data for r in self.new_axes.data]))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axes = _parse_names(parser)
+        parser.parse_keyword("by")
+        factors = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        results = [f"{a}.o" for a in axes] + [f"{a}.i" for a in axes]
+        if parser.parse_optional_punctuation("->") is not None:
+            results = _parse_names(parser)
+        props = {
+            "stage": StringAttr(stage),
+            "axes": _strs(axes),
+            "factors": _ints(factors),
+            "new_axes": _strs(results),
+        }
+        return cls._finish_parse(parser, props)
+
+
+@irdl_op_definition
+class FuseOp(Primitive):
+    """`te.fuse "S" (i, j) -> ij`: adjacent loops become one (i = ij / |j|, j = ij % |j|)."""
+
+    name = "te.fuse"
+    axes = prop_def(ArrayAttr[StringAttr])
+    fused = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, axes: Sequence[str], fused: str | None = None) -> FuseOp:
+        return FuseOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "axes": _strs(axes),
+                "fused": StringAttr(fused or ".".join(axes) + ".fused"),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _print_names([a.data for a in self.axes.data]))
+        printer.print_string(" -> " + _name_text(self.fused.data))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axes = _parse_names(parser)
+        fused = ".".join(axes) + ".fused"
+        if parser.parse_optional_punctuation("->") is not None:
+            fused = _parse_name(parser)
+        props = {"stage": StringAttr(stage), "axes": _strs(axes), "fused": StringAttr(fused)}
+        return cls._finish_parse(parser, props)
+
+
+@irdl_op_definition
+class ReorderOp(Primitive):
+    """`te.reorder "S" (j, i)`: the named loops take these relative positions."""
+
+    name = "te.reorder"
+    axes = prop_def(ArrayAttr[StringAttr])
+
+    @staticmethod
+    def make(stage: str, axes: Sequence[str]) -> ReorderOp:
+        return ReorderOp.create(properties={"stage": StringAttr(stage), "axes": _strs(axes)})
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _print_names([a.data for a in self.axes.data]))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axes = _parse_names(parser)
+        return cls._finish_parse(parser, {"stage": StringAttr(stage), "axes": _strs(axes)})
+
+
+# ----------------------------------------------------------------------------------------------
+# Loop annotations: vectorize, parallel, unroll, bind, tensorize
+# ----------------------------------------------------------------------------------------------
+
+
+class _AxisPrimitive(Primitive):
+    axis = prop_def(StringAttr)
+
+    @classmethod
+    def make(cls, stage: str, axis: str) -> IRDLOperation:
+        return cls.create(properties={"stage": StringAttr(stage), "axis": StringAttr(axis)})
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _name_text(self.axis.data))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axis = _parse_name(parser)
+        return cls._finish_parse(parser, {"stage": StringAttr(stage), "axis": StringAttr(axis)})
+
+
+@irdl_op_definition
+class VectorizeOp(_AxisPrimitive):
+    """`te.vectorize "S" j.i`: the innermost loop becomes vector ops (a tail where needed)."""
+
+    name = "te.vectorize"
+
+
+@irdl_op_definition
+class ParallelOp(_AxisPrimitive):
+    """`te.parallel "S" i`: iterations of this loop run on the thread pool."""
+
+    name = "te.parallel"
+
+
+@irdl_op_definition
+class UnrollOp(_AxisPrimitive):
+    """`te.unroll "S" i.i`: the loop is replaced by copies of its body."""
+
+    name = "te.unroll"
+
+
+@irdl_op_definition
+class BindOp(Primitive):
+    """`te.bind "S" i to "blockIdx.x"`: map a loop onto a GPU thread index (GPU targets)."""
+
+    name = "te.bind"
+    axis = prop_def(StringAttr)
+    thread = prop_def(StringAttr)
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _name_text(self.axis.data) + " to ")
+        printer.print_string_literal(self.thread.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axis = _parse_name(parser)
+        parser.parse_keyword("to")
+        thread = parser.parse_str_literal()
+        props = {"stage": StringAttr(stage), "axis": StringAttr(axis), "thread": StringAttr(thread)}
+        return cls._finish_parse(parser, props)
+
+
+@irdl_op_definition
+class TensorizeOp(Primitive):
+    """`te.tensorize "S" i.i with "vta.gemm"`: replace the loop nest under an axis by an
+    accelerator intrinsic (accelerator targets)."""
+
+    name = "te.tensorize"
+    axis = prop_def(StringAttr)
+    intrinsic = prop_def(StringAttr)
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _name_text(self.axis.data) + " with ")
+        printer.print_string_literal(self.intrinsic.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axis = _parse_name(parser)
+        parser.parse_keyword("with")
+        intrinsic = parser.parse_str_literal()
+        props = {
+            "stage": StringAttr(stage),
+            "axis": StringAttr(axis),
+            "intrinsic": StringAttr(intrinsic),
+        }
+        return cls._finish_parse(parser, props)
+
+
+# ----------------------------------------------------------------------------------------------
+# Placement: compute_at, compute_inline, compute_root
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ComputeAtOp(Primitive):
+    """`te.compute_at "P" at "C" j.o`: compute the part of P that one iteration of C's loop
+    j.o reads, inside that loop, into a small local buffer."""
+
+    name = "te.compute_at"
+    target = prop_def(StringAttr)
+    axis = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, target: str, axis: str) -> ComputeAtOp:
+        return ComputeAtOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "target": StringAttr(target),
+                "axis": StringAttr(axis),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" at ")
+        printer.print_string_literal(self.target.data)
+        printer.print_string(" " + _name_text(self.axis.data))
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        parser.parse_keyword("at")
+        target = parser.parse_str_literal(" (the consumer stage)")
+        axis = _parse_name(parser)
+        props = {"stage": StringAttr(stage), "target": StringAttr(target), "axis": StringAttr(axis)}
+        return cls._finish_parse(parser, props)
+
+
+class _StagePrimitive(Primitive):
+    @classmethod
+    def make(cls, stage: str) -> IRDLOperation:
+        return cls.create(properties={"stage": StringAttr(stage)})
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        return cls._finish_parse(parser, {"stage": StringAttr(stage)})
+
+
+@irdl_op_definition
+class ComputeInlineOp(_StagePrimitive):
+    """`te.compute_inline "P"`: P's formula is substituted into its readers (no buffer)."""
+
+    name = "te.compute_inline"
+
+
+@irdl_op_definition
+class ComputeRootOp(_StagePrimitive):
+    """`te.compute_root "P"`: P gets its own loop nest and a whole buffer (the default)."""
+
+    name = "te.compute_root"
+
+
+# ----------------------------------------------------------------------------------------------
+# New stages: cache_write, cache_read, rfactor
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CacheWriteOp(Primitive):
+    """`te.cache_write "C" -> "C.local"`: C.local computes what C computed (a local buffer,
+    e.g. register accumulators once computed at a tile of C); C becomes a copy of it."""
+
+    name = "te.cache_write"
+    result = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, result: str | None = None) -> CacheWriteOp:
+        return CacheWriteOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "result": StringAttr(result or f"{stage}.local"),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" -> ")
+        printer.print_string_literal(self.result.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        result = f"{stage}.local"
+        if parser.parse_optional_punctuation("->") is not None:
+            result = parser.parse_str_literal()
+        return cls._finish_parse(parser, {"stage": StringAttr(stage), "result": StringAttr(result)})
+
+
+@irdl_op_definition
+class CacheReadOp(Primitive):
+    """`te.cache_read "arg0" for ["C"] -> "A.local"`: the readers read a copy of the tensor,
+    which compute_at can place per tile (packing a panel into a local buffer)."""
+
+    name = "te.cache_read"
+    readers = prop_def(ArrayAttr[StringAttr])
+    result = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, readers: Sequence[str], result: str | None = None) -> CacheReadOp:
+        return CacheReadOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "readers": _strs(readers),
+                "result": StringAttr(result or f"{stage}.local"),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" for [")
+        printer.print_list([r.data for r in self.readers.data], printer.print_string_literal)
+        printer.print_string("] -> ")
+        printer.print_string_literal(self.result.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        parser.parse_keyword("for")
+        readers = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_str_literal
+        )
+        result = f"{stage}.local"
+        if parser.parse_optional_punctuation("->") is not None:
+            result = parser.parse_str_literal()
+        props = {
+            "stage": StringAttr(stage),
+            "readers": _strs(readers),
+            "result": StringAttr(result),
+        }
+        return cls._finish_parse(parser, props)
+
+
+@irdl_op_definition
+class RFactorOp(Primitive):
+    """`te.rfactor "C" k.i -> "C.rf"`: C.rf reduces over every reduction axis but k.i, which
+    becomes its innermost data axis (so it can be vectorized); C sums C.rf over k.i."""
+
+    name = "te.rfactor"
+    axis = prop_def(StringAttr)
+    result = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, axis: str, result: str | None = None) -> RFactorOp:
+        return RFactorOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "axis": StringAttr(axis),
+                "result": StringAttr(result or f"{stage}.rf"),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" " + _name_text(self.axis.data) + " -> ")
+        printer.print_string_literal(self.result.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        axis = _parse_name(parser)
+        result = f"{stage}.rf"
+        if parser.parse_optional_punctuation("->") is not None:
+            result = parser.parse_str_literal()
+        props = {"stage": StringAttr(stage), "axis": StringAttr(axis), "result": StringAttr(result)}
+        return cls._finish_parse(parser, props)
+
+
+# ----------------------------------------------------------------------------------------------
+# The container
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ScheduleOp(IRDLOperation):
+    """`te.schedule { primitives }`: the schedule of the te kernel it sits in."""
+
+    name = "te.schedule"
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, primitives: Sequence[IRDLOperation] = ()):
+        block = Block()
+        block.add_ops(primitives)
+        super().__init__(regions=[Region(block)])
+
+    @property
+    def primitives(self) -> list[Primitive]:
+        if not self.body.blocks:
+            return []
+        return [op for op in self.body.block.ops if isinstance(op, Primitive)]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+        if self.attributes:
+            printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScheduleOp:
+        region = parser.parse_region()
+        if not region.blocks:
+            region.add_block(Block())
+        attrs = parser.parse_optional_attr_dict()
+        op = cls.create(regions=[region])
+        op.attributes.update(attrs)
+        return op
+
+
+SCHEDULE_OPS = [
+    ScheduleOp,
+    SplitOp,
+    TileOp,
+    FuseOp,
+    ReorderOp,
+    VectorizeOp,
+    ParallelOp,
+    UnrollOp,
+    BindOp,
+    TensorizeOp,
+    ComputeAtOp,
+    ComputeInlineOp,
+    ComputeRootOp,
+    CacheWriteOp,
+    CacheReadOp,
+    RFactorOp,
+]

@@ -1,0 +1,120 @@
+// apply-default-schedule writes each te kernel's schedule as IR, chosen by its stages' kinds.
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule | filecheck %s
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule,lower-te-to-affine | filecheck %s --check-prefix=LOOPS
+
+// An elementwise chain: producers inlined, axes fused, native-width vectors, parallel outer.
+// CHECK-LABEL: func.func private @fused_add_exp_mul
+// CHECK:      te.schedule {
+// CHECK-NEXT:   te.compute_inline "add"
+// CHECK-NEXT:   te.compute_inline "exp"
+// CHECK-NEXT:   te.fuse "mul" (i, j, k) -> mul.fused
+// CHECK-NEXT:   te.split "mul" mul.fused by 8 -> (mul.fused.o, mul.fused.i)
+// CHECK-NEXT:   te.vectorize "mul" mul.fused.i
+// CHECK-NEXT:   te.parallel "mul" mul.fused.o
+// CHECK-NEXT: }
+// LOOPS-LABEL: func.func private @fused_add_exp_mul
+// LOOPS:       "scf.parallel"(%c0, %c12, %c1)
+// LOOPS:         math.exp %{{.*}} : vector<8xf32>
+// LOOPS-NOT:   memref.alloc
+func.func private @fused_add_exp_mul(%x: tensor<2x3x16xf32>, %y: tensor<3x1xf32>) -> tensor<2x3x16xf32> {
+  %a = nnvm.add %x, %y : (tensor<2x3x16xf32>, tensor<3x1xf32>) -> tensor<2x3x16xf32>
+  %e = nnvm.exp %a : (tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
+  %m = nnvm.mul %e, %x : (tensor<2x3x16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
+  func.return %m : tensor<2x3x16xf32>
+}
+
+// -----
+
+// A reduction across rows: the reduction loop goes outside the contiguous axis, which is
+// vectorized.
+// CHECK-LABEL: func.func private @fused_exp_sum
+// CHECK:      te.compute_inline "exp"
+// CHECK-NEXT: te.reorder "sum" (i, r1, j)
+// CHECK-NEXT: te.vectorize "sum" j
+// CHECK-NEXT: te.parallel "sum" i
+func.func private @fused_exp_sum(%x: tensor<3x5x20xf32>) -> tensor<3x20xf32> {
+  %e = nnvm.exp %x : (tensor<3x5x20xf32>) -> tensor<3x5x20xf32>
+  %s = nnvm.sum %e {axes = [1]} : (tensor<3x5x20xf32>) -> tensor<3x20xf32>
+  func.return %s : tensor<3x20xf32>
+}
+
+// -----
+
+// A reduction along the contiguous axis: split by the vector width and rfactor-ed.
+// CHECK-LABEL: func.func @row_max
+// CHECK:      te.split "max" r1 by 8 -> (r1.o, r1.i)
+// CHECK-NEXT: te.rfactor "max" r1.i -> "max.rf"
+// CHECK-NEXT: te.reorder "max.rf" (i, r1.o, r1.i)
+// CHECK-NEXT: te.vectorize "max.rf" r1.i
+// CHECK-NEXT: te.compute_at "max.rf" at "max" i
+// CHECK-NEXT: te.parallel "max" i
+// LOOPS-LABEL: func.func @row_max
+// LOOPS:       arith.maximumf %{{.*}} : vector<8xf32>
+func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
+  %m = nnvm.max %x {axes = [1]} : (tensor<4x64xf32>) -> tensor<4xf32>
+  func.return %m : tensor<4xf32>
+}
+
+// -----
+
+// conv2d in NCHW8c with its bias and relu: the epilogue is tiled (ow by 6 x the channel
+// block), the convolution computed at the tile with its ow unrolled and channels vectorized.
+// CHECK-LABEL: func.func private @fused_conv2d_add_relu
+// CHECK:      te.compute_inline "add"
+// CHECK-NEXT: te.split "relu" l by 6 -> (l.o, l.i)
+// CHECK-NEXT: te.reorder "relu" (i, j, k, l.o, l.i, m)
+// CHECK-NEXT: te.fuse "relu" (i, j, k) -> relu.tile
+// CHECK-NEXT: te.parallel "relu" relu.tile
+// CHECK-NEXT: te.vectorize "relu" m
+// CHECK-NEXT: te.compute_at "conv2d" at "relu" l.o
+// CHECK-NEXT: te.reorder "conv2d" (n, ocb, oh, icb, kh, kw, ic, ow, oc)
+// CHECK-NEXT: te.unroll "conv2d" ow
+// CHECK-NEXT: te.vectorize "conv2d" oc
+// LOOPS-LABEL: func.func private @fused_conv2d_add_relu
+// LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x1x6x8xf32>
+// LOOPS:       scf.for %icb =
+// LOOPS:       arith.mulf %{{.*}} : vector<8xf32>
+func.func private @fused_conv2d_add_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x6x6x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x6x6x8xf32>
+  %a = nnvm.add %c, %b : (tensor<1x2x6x6x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>
+  %r = nnvm.relu %a : (tensor<1x2x6x6x8xf32>) -> tensor<1x2x6x6x8xf32>
+  func.return %r : tensor<1x2x6x6x8xf32>
+}
+
+// -----
+
+// matmul as the output: a cache_write copy is tiled 4 x 16, the product accumulates in a
+// register tile (rows unrolled, 16 columns one vector).
+// CHECK-LABEL: func.func @matmul
+// CHECK:      te.cache_write "matmul" -> "matmul.local"
+// CHECK-NEXT: te.tile "matmul" (i, j) by (4, 16) -> (i.o, j.o, i.i, j.i)
+// CHECK-NEXT: te.fuse "matmul" (i.o, j.o) -> matmul.outer
+// CHECK-NEXT: te.parallel "matmul" matmul.outer
+// CHECK-NEXT: te.vectorize "matmul" j.i
+// CHECK-NEXT: te.compute_at "matmul.local" at "matmul" matmul.outer
+// CHECK-NEXT: te.reorder "matmul.local" (k, i, j)
+// CHECK-NEXT: te.unroll "matmul.local" i
+// CHECK-NEXT: te.vectorize "matmul.local" j
+// LOOPS-LABEL: func.func @matmul
+// LOOPS:       memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+// LOOPS:       vector.load %{{.*}} : memref<12x32xf32>, vector<16xf32>
+func.func @matmul(%a: tensor<8x12xf32>, %b: tensor<12x32xf32>) -> tensor<8x32xf32> {
+  %m = nnvm.matmul %a, %b : (tensor<8x12xf32>, tensor<12x32xf32>) -> tensor<8x32xf32>
+  func.return %m : tensor<8x32xf32>
+}
+
+// -----
+
+// A kernel that already has a schedule (e.g. from a tuning log) keeps it.
+// CHECK-LABEL: func.func @tuned
+// CHECK:      te.schedule {
+// CHECK-NEXT:   te.parallel "y" i
+// CHECK-NEXT: }
+// CHECK-NOT:  te.schedule
+func.func @tuned(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = te.compute "y" [i, j] = exp(%x[i, j]) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  te.schedule {
+    te.parallel "y" i
+  }
+  func.return %y : tensor<4x4xf32>
+}

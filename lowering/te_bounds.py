@@ -1,0 +1,205 @@
+"""Bound inference for `compute_at`: which part of a producer one iteration of a consumer's
+loop reads, as an offset (affine in the loops outside the attach point) and a constant extent
+per dimension.
+
+Index formulas are analysed as linear forms over the consumer's leaf loops (and opaque SSA
+offsets); anything non-linear (division, clamping, data-dependent indices) makes that dimension
+fall back to the whole tensor, which is always correct, just not small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Block, SSAValue
+
+from nnvm.dialects.te.ops import ComputeOp, ReadOp
+from nnvm.dialects.te.stages import Fuse, IterVar, Split, Stage
+
+Key = Union[IterVar, SSAValue]  # noqa: UP007 - a runtime alias
+
+
+@dataclass
+class Linear:
+    """sum(coef * key) + const."""
+
+    terms: dict[Key, int] = field(default_factory=dict)
+    const: int = 0
+
+    @staticmethod
+    def of(key: Key, coef: int = 1) -> Linear:
+        return Linear({key: coef}, 0)
+
+    def add(self, other: Linear, sign: int = 1) -> Linear:
+        terms = dict(self.terms)
+        for k, c in other.terms.items():
+            terms[k] = terms.get(k, 0) + sign * c
+            if terms[k] == 0:
+                del terms[k]
+        return Linear(terms, self.const + sign * other.const)
+
+    def scale(self, c: int) -> Linear:
+        if c == 0:
+            return Linear()
+        return Linear({k: v * c for k, v in self.terms.items()}, self.const * c)
+
+    def is_const(self) -> bool:
+        return not self.terms
+
+
+Form = Linear | None
+
+
+def root_forms(
+    stage: Stage, ext: dict[IterVar, int], known: set[IterVar] | None = None
+) -> dict[IterVar, Form]:
+    """Each axis of a stage as a linear form over its leaf loops, for the axis extents `ext`
+    of this emission. Axes in `known` (already computed where the form is used) are atomic;
+    below a fuse whose result is not known, the form is None."""
+    known = known or set()
+    forms: dict[IterVar, Form] = {v: Linear.of(v) for v in stage.leaves}
+    forms.update({v: Linear.of(v) for v in known})
+    changed = True
+    while changed:
+        changed = False
+        for rel in stage.relations:
+            if isinstance(rel, Split):
+                if rel.parent in forms or rel.outer not in forms or rel.inner not in forms:
+                    continue
+                o, i = forms[rel.outer], forms[rel.inner]
+                forms[rel.parent] = (
+                    None if o is None or i is None else o.scale(ext[rel.inner]).add(i)
+                )
+                changed = True
+            elif isinstance(rel, Fuse) and rel.fused in forms and rel.outer not in forms:
+                # (a known fused loop's halves are in `known`, so never reach here)
+                forms[rel.outer] = None
+                forms[rel.inner] = None
+                changed = True
+    return forms
+
+
+def _index_const(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        if isinstance(op.value.type, IndexType):
+            return int(op.value.value.data)
+    return None
+
+
+def formula_accesses(
+    block: Block,
+    args: list[Form],
+    producer: SSAValue,
+    inlined: dict[SSAValue, ComputeOp],
+    out: list[list[Form]],
+) -> None:
+    """Collect the index forms of every read of `producer` in a formula (through inlined
+    stages, whose formulas are followed with the read's indices as their arguments)."""
+    env: dict[SSAValue, Form] = dict(zip(block.args, args, strict=True))
+
+    def get(v: SSAValue) -> Form:
+        if v in env:
+            return env[v]
+        c = _index_const(v)
+        return Linear({}, c) if c is not None else None
+
+    for op in block.ops:
+        if isinstance(op, ReadOp):
+            idx = [get(i) for i in op.indices]
+            if op.tensor == producer:
+                out.append(idx)
+            elif op.tensor in inlined:
+                inner = inlined[op.tensor]
+                formula_accesses(inner.block, idx, producer, inlined, out)
+            continue
+        if len(op.results) != 1 or not isinstance(op.results[0].type, IndexType):
+            continue
+        res = op.results[0]
+        if isinstance(op, arith.ConstantOp):
+            c = _index_const(res)
+            env[res] = Linear({}, c) if c is not None else None
+        elif isinstance(op, arith.AddiOp | arith.SubiOp):
+            a, b = get(op.lhs), get(op.rhs)
+            sign = 1 if isinstance(op, arith.AddiOp) else -1
+            env[res] = None if a is None or b is None else a.add(b, sign)
+        elif isinstance(op, arith.MuliOp):
+            a, b = get(op.lhs), get(op.rhs)
+            if a is not None and b is not None and b.is_const():
+                env[res] = a.scale(b.const)
+            elif a is not None and b is not None and a.is_const():
+                env[res] = b.scale(a.const)
+            else:
+                env[res] = None
+        else:
+            env[res] = None
+
+
+@dataclass
+class DimRegion:
+    """The part of one producer dimension an iteration reads: [offset, offset + extent)."""
+
+    offset: Linear | None  # over outer loops and SSA offsets; None: the whole dimension
+    extent: int
+    needs_guard: bool
+
+
+def infer_region(
+    forms: list[list[Form]],
+    shape: tuple[int, ...],
+    inner: dict[IterVar, int],
+    outer_ranges: dict[IterVar, int],
+) -> list[DimRegion]:
+    """The region of a producer of `shape` read by accesses `forms`, with the loops in `inner`
+    (var -> extent) relaxed over their whole range and those in `outer_ranges` fixed."""
+    regions: list[DimRegion] = []
+    for d, size in enumerate(shape):
+        per_dim = [f[d] for f in forms]
+        region = _one_dim(per_dim, size, inner, outer_ranges)
+        regions.append(region)
+    return regions
+
+
+def _one_dim(
+    forms: list[Form], size: int, inner: dict[IterVar, int], outer_ranges: dict[IterVar, int]
+) -> DimRegion:
+    full = DimRegion(None, size, False)
+    if not forms or any(f is None for f in forms):
+        return full
+    sym: dict[Key, int] | None = None
+    lo_c, hi_c = None, None
+    for f in forms:
+        assert f is not None
+        s = {k: c for k, c in f.terms.items() if k not in inner}
+        lo, hi = f.const, f.const
+        for k, c in f.terms.items():
+            if k in inner:
+                span = c * (inner[k] - 1)
+                lo += min(0, span)
+                hi += max(0, span)
+        if sym is None:
+            sym = s
+        elif s != sym:
+            return full
+        lo_c = lo if lo_c is None else min(lo_c, lo)
+        hi_c = hi if hi_c is None else max(hi_c, hi)
+    assert sym is not None and lo_c is not None and hi_c is not None
+    extent = hi_c - lo_c + 1
+    if extent >= size:
+        return full
+    # can offset + [0, extent) leave [0, size)? (then the producer's loops need a guard)
+    min_off, max_off = lo_c, lo_c
+    guard = False
+    for k, c in sym.items():
+        if isinstance(k, IterVar) and k in outer_ranges:
+            span = c * (outer_ranges[k] - 1)
+            min_off += min(0, span)
+            max_off += max(0, span)
+        else:
+            guard = True
+    if min_off < 0 or max_off + extent > size:
+        guard = True
+    return DimRegion(Linear(dict(sym), lo_c), extent, guard)

@@ -1,0 +1,447 @@
+"""apply-default-schedule: give every te kernel without a schedule the default one for its
+op-pattern kind, as `te.schedule` IR (so it can be printed, diffed and replaced by a tuned one).
+
+* intermediate injective stages read by one compute are inlined into it (a fused elementwise
+  chain becomes one loop nest); padding and multi-reader stages keep a buffer;
+* injective stages: axes fused, the inner `native width` lanes vectorized, the outer loop
+  parallel;
+* reductions: the reduction loops moved outside the innermost data axis, which is vectorized;
+  when the reduction runs along the innermost data axis, it is split by the vector width and
+  rfactor-ed so the partial sums are vectors;
+* templates (the `template` of the anchor compute, set by the op's te definition): conv2d in
+  NCHW[x]c and NCHW, dense, matmul: the output (the epilogue stage of a fused group, or a
+  cache_write copy) is tiled for registers, the anchor is computed at the tile with its output
+  block unrolled and its channel (or column) block vectorized, the outer tile loops parallel.
+
+Every default schedule is checked by applying it to a copy of the kernel; one that does not
+apply falls back to the plain per-stage schedules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nnvm.diagnostics import DiagnosticError
+from nnvm.dialects.te import exprs
+from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp, ReadOp
+from nnvm.dialects.te.schedule import (
+    CacheWriteOp,
+    ComputeAtOp,
+    ComputeInlineOp,
+    FuseOp,
+    ParallelOp,
+    Primitive,
+    ReorderOp,
+    RFactorOp,
+    ScheduleOp,
+    SplitOp,
+    TileOp,
+    UnrollOp,
+    VectorizeOp,
+)
+from nnvm.dialects.te.stages import ScheduleState
+
+MAX_LANES = 64
+NATIVE_BITS = 256
+
+
+def native_lanes(elt: object) -> int:
+    bits = 32
+    if exprs.is_float_type(elt):  # type: ignore[arg-type]
+        bits = exprs.float_width(elt)  # type: ignore[arg-type]
+    elif exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
+        bits = exprs.int_width(elt)  # type: ignore[arg-type]
+    return max(NATIVE_BITS // bits, 1)
+
+
+@dataclass
+class StageInfo:
+    """What the default schedule looks at: a compute, who reads it, where it goes."""
+
+    op: ComputeOp
+    readers: list[Operation]
+    is_output: bool
+
+    @property
+    def name(self) -> str:
+        return self.op.stage_name
+
+
+class KernelScheduler:
+    """Builds the default schedule of one te kernel."""
+
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        block = fn.body.block
+        ret = block.last_op
+        outputs = set(ret.operands) if isinstance(ret, func.ReturnOp) else set()
+        self.infos: dict[SSAValue, StageInfo] = {}
+        self.order: list[StageInfo] = []
+        for op in block.ops:
+            if isinstance(op, ComputeOp):
+                info = StageInfo(op, _readers(op.result), op.result in outputs)
+                self.infos[op.result] = info
+                self.order.append(info)
+        self.prims: list[Primitive] = []
+        self.inlined: set[str] = set()
+        self.done: set[str] = set()
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def plan(self, templates: bool = True) -> list[Primitive]:
+        self.prims, self.inlined, self.done = [], set(), set()
+        for info in self.order:
+            if self._inlinable(info):
+                self.prims.append(ComputeInlineOp.make(info.name))
+                self.inlined.add(info.name)
+        if templates:
+            for info in reversed(self.order):
+                t = info.op.template_name
+                if t in TEMPLATES and info.name not in self.done:
+                    self._template(info, TEMPLATES[t])
+        for info in self.order:
+            if info.name in self.inlined or info.name in self.done:
+                continue
+            if info.op.reduce_kind is not None:
+                self.reduction(info.name, info.op)
+            else:
+                self.injective(info.name, info.op)
+        return self.prims
+
+    def _inlinable(self, info: StageInfo) -> bool:
+        op = info.op
+        if info.is_output or op.reduce_kind is not None or op.template_name == "pad":
+            return False
+        return len(info.readers) == 1 and isinstance(info.readers[0], ComputeOp)
+
+    def _effective_reader(self, info: StageInfo) -> StageInfo | None:
+        """The one stage reading `info` once inlined stages are looked through."""
+        current = info
+        while True:
+            if len(current.readers) != 1 or not isinstance(current.readers[0], ComputeOp):
+                return None
+            reader = self.infos.get(current.readers[0].result)
+            if reader is None:
+                return None
+            if reader.name not in self.inlined:
+                return reader
+            current = reader
+
+    def _template(self, anchor: StageInfo, template: Template) -> None:
+        """Schedule the anchor with its epilogue (the fused output stage), or with a
+        cache_write copy of itself when it is the output."""
+        epilogue = self._effective_reader(anchor)
+        if not template.applies(anchor.op):
+            return
+        if (
+            epilogue is not None
+            and epilogue.is_output
+            and epilogue.op.reduce_kind is None
+            and epilogue.op.shape == anchor.op.shape
+            and epilogue.name not in self.done
+        ):
+            template.build(self, anchor.op, anchor.name, epilogue.name)
+            self.done.update({anchor.name, epilogue.name})
+        elif anchor.is_output:
+            target = anchor.name
+            if template.cache_write:
+                local = f"{anchor.name}.local"
+                self.prims.append(CacheWriteOp.make(anchor.name, local))
+                template.build(self, anchor.op, local, target)
+            else:
+                template.build(self, anchor.op, target, target)
+            self.done.add(anchor.name)
+
+    def axes(self, name: str) -> list[str]:
+        """The spatial axes of a stage (a cache_write copy has those of its compute)."""
+        base = name.removesuffix(".local")
+        for info in self.order:
+            if info.name == base:
+                return list(info.op.spatial_names)
+        raise KeyError(name)
+
+    # -- generic schedules ------------------------------------------------------------------
+
+    def injective(self, name: str, op: ComputeOp) -> None:
+        shape, axes = op.shape, op.spatial_names
+        if not shape:
+            return
+        lanes = native_lanes(op.element_type)
+        total = 1
+        for d in shape:
+            total *= d
+        p = self.prims
+        if len(shape) >= 2 and shape[-1] % lanes == 0 and total > lanes:
+            fused = f"{name}.fused"
+            p.append(FuseOp.make(name, axes, fused))
+            p.append(SplitOp.make(name, fused, lanes, None, f"{fused}.o", f"{fused}.i"))
+            p.append(VectorizeOp.make(name, f"{fused}.i"))
+            p.append(ParallelOp.make(name, f"{fused}.o"))
+            return
+        outer = self._fuse(name, axes[:-1])
+        last = axes[-1]
+        if shape[-1] <= MAX_LANES:
+            p.append(VectorizeOp.make(name, last))
+        else:
+            p.append(SplitOp.make(name, last, lanes, None, f"{last}.o", f"{last}.i"))
+            p.append(VectorizeOp.make(name, f"{last}.i"))
+            if outer is None:
+                outer = f"{last}.o"
+        if outer is not None:
+            p.append(ParallelOp.make(name, outer))
+
+    def _fuse(self, name: str, axes: list[str]) -> str | None:
+        """Fuse adjacent axes into one loop (named after the stage); None when there are none."""
+        if not axes:
+            return None
+        if len(axes) == 1:
+            return axes[0]
+        fused = f"{name}.outer"
+        self.prims.append(FuseOp.make(name, axes, fused))
+        return fused
+
+    def reduction(self, name: str, op: ComputeOp) -> None:
+        spatial, reduce = op.spatial_names, op.reduce_names
+        shape, rshape = op.shape, op.reduce_shape
+        lanes = native_lanes(op.element_type)
+        p = self.prims
+        if spatial and _innermost_is_spatial(op):
+            last = spatial[-1]
+            inner = [last]
+            outer_last: list[str] = []
+            if shape[-1] > MAX_LANES:
+                inner = [f"{last}.i"]
+                outer_last = [f"{last}.o"]
+                p.append(SplitOp.make(name, last, lanes, None, outer_last[0], inner[0]))
+            p.append(ReorderOp.make(name, [*spatial[:-1], *outer_last, *reduce, *inner]))
+            p.append(VectorizeOp.make(name, inner[0]))
+            par = self._fuse(name, spatial[:-1])
+            if par is not None:
+                p.append(ParallelOp.make(name, par))
+            return
+        par = self._fuse(name, spatial)
+        if rshape[-1] >= 2 * lanes:
+            k = reduce[-1]
+            rf = f"{name}.rf"
+            p.append(SplitOp.make(name, k, lanes, None, f"{k}.o", f"{k}.i"))
+            p.append(RFactorOp.make(name, f"{k}.i", rf))
+            p.append(ReorderOp.make(rf, [*spatial, *reduce[:-1], f"{k}.o", f"{k}.i"]))
+            p.append(VectorizeOp.make(rf, f"{k}.i"))
+            if par is not None:
+                p.append(ComputeAtOp.make(rf, name, par))
+        if par is not None:
+            p.append(ParallelOp.make(name, par))
+
+
+TemplateFn = Callable[[KernelScheduler, ComputeOp, str, str], None]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A register-blocked schedule: `build(scheduler, anchor op, anchor stage, output stage)`
+    (the two stage names are equal when the anchor is its own output and needs no copy)."""
+
+    build: TemplateFn
+    cache_write: bool = True
+    min_rank: int = 0
+
+    def applies(self, op: ComputeOp) -> bool:
+        return len(op.shape) >= self.min_rank and op.reduce_kind == "sum"
+
+
+# ----------------------------------------------------------------------------------------------
+# Templates: the register-blocked schedules of the complex ops
+# ----------------------------------------------------------------------------------------------
+
+
+def _divisor(n: int, preferred: tuple[int, ...], default: int) -> int:
+    for f in preferred:
+        if f <= n and n % f == 0:
+            return f
+    return min(default, n)
+
+
+def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
+    """out[n, ocb, oh, ow, oc]: tiles of ow x oc accumulate in registers (ow unrolled, the
+    channel block one vector); (n, ocb, oh) parallel."""
+    n, cb, h, w, c = s.axes(e)
+    an, acb, ah, aw, ac = anchor.spatial_names
+    ow = anchor.shape[3]
+    owf = _divisor(ow, (6, 4, 7, 5, 3, 2), 4)
+    p = s.prims
+    p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
+    p.append(ReorderOp.make(e, [n, cb, h, f"{w}.o", f"{w}.i", c]))
+    fused = f"{e}.tile"
+    p.append(FuseOp.make(e, [n, cb, h], fused))
+    p.append(ParallelOp.make(e, fused))
+    p.append(VectorizeOp.make(e, c))
+    p.append(ComputeAtOp.make(a, e, f"{w}.o"))
+    p.append(ReorderOp.make(a, [an, acb, ah, *anchor.reduce_names, aw, ac]))
+    p.append(UnrollOp.make(a, aw))
+    p.append(VectorizeOp.make(a, ac))
+
+
+def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
+    """out[n, oc, oh, ow]: tiles of oc x ow (oc unrolled, ow vectors); (n, oc, oh) parallel."""
+    n, oc, h, w = s.axes(e)
+    an, aoc, ah, aw = anchor.spatial_names
+    noc, ow = anchor.shape[1], anchor.shape[3]
+    ocf = 1 if anchor.template_name == "depthwise_conv2d_nchw" else _divisor(noc, (4, 2), 1)
+    owf = ow if ow <= 16 else 16 if ow % 16 == 0 else 8
+    p = s.prims
+    p.append(TileOp.make(e, [oc, w], [ocf, owf], [f"{oc}.o", f"{w}.o", f"{oc}.i", f"{w}.i"]))
+    p.append(ReorderOp.make(e, [n, f"{oc}.o", h, f"{w}.o", f"{oc}.i", f"{w}.i"]))
+    fused = f"{e}.tile"
+    p.append(FuseOp.make(e, [n, f"{oc}.o", h], fused))
+    p.append(ParallelOp.make(e, fused))
+    p.append(VectorizeOp.make(e, f"{w}.i"))
+    p.append(ComputeAtOp.make(a, e, f"{w}.o"))
+    p.append(ReorderOp.make(a, [an, ah, *anchor.reduce_names, aoc, aw]))
+    p.append(UnrollOp.make(a, aoc))
+    p.append(VectorizeOp.make(a, aw))
+
+
+def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
+    """out[..., n] = sum_k x[..., k] w[n, k]: both operands are contiguous in k, so k is split
+    by the vector width and rfactor-ed (vector partial sums), the outputs run in parallel."""
+    k = anchor.reduce_names[-1]
+    K = anchor.reduce_shape[-1]
+    lanes = native_lanes(anchor.element_type)
+    p = s.prims
+    outer = s._fuse(e, s.axes(e))
+    assert outer is not None
+    p.append(ParallelOp.make(e, outer))
+    inner = outer
+    if a != e:
+        p.append(ComputeAtOp.make(a, e, outer))
+        inner = anchor.spatial_names[-1]
+    if K >= 2 * lanes:
+        rf = f"{a}.rf"
+        p.append(SplitOp.make(a, k, lanes, None, f"{k}.o", f"{k}.i"))
+        p.append(RFactorOp.make(a, f"{k}.i", rf))
+        p.append(ReorderOp.make(rf, [*anchor.spatial_names, f"{k}.o", f"{k}.i"]))
+        p.append(VectorizeOp.make(rf, f"{k}.i"))
+        p.append(ComputeAtOp.make(rf, a, inner))
+
+
+def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
+    """out[b..., i, j] = sum_k x[b..., i, k] y[b..., k, j]: register tiles of rows x a vector of
+    columns, rows unrolled, (b..., i.o, j.o) parallel."""
+    *batch, i, j = s.axes(e)
+    *abatch, ai, aj = anchor.spatial_names
+    m, n = anchor.shape[-2], anchor.shape[-1]
+    mf = min(m, 4)
+    nf = n if n <= 16 else 16
+    p = s.prims
+    p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
+    par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
+    assert par is not None
+    p.append(ParallelOp.make(e, par))
+    p.append(VectorizeOp.make(e, f"{j}.i"))
+    p.append(ComputeAtOp.make(a, e, par))
+    p.append(ReorderOp.make(a, [*abatch, *anchor.reduce_names, ai, aj]))
+    p.append(UnrollOp.make(a, ai))
+    p.append(VectorizeOp.make(a, aj))
+
+
+TEMPLATES: dict[str, Template] = {
+    "conv2d_nchwc": Template(conv2d_nchwc, min_rank=5),
+    "conv2d_nchw": Template(conv2d_nchw, min_rank=4),
+    "depthwise_conv2d_nchw": Template(conv2d_nchw, min_rank=4),
+    "dense": Template(dense, cache_write=False, min_rank=1),
+    "matmul": Template(matmul, min_rank=2),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def _readers(value: SSAValue) -> list[Operation]:
+    """The te ops (or the return) that read a tensor."""
+    found: list[Operation] = []
+    for use in value.uses:
+        op: Operation | None = use.operation
+        while op is not None and not isinstance(op, ComputeOp | ExternOp | func.ReturnOp):
+            op = op.parent_op()
+        if op is not None and op not in found:
+            found.append(op)
+    return found
+
+
+def _innermost_is_spatial(op: ComputeOp) -> bool:
+    """Do the reads' last indices follow the last spatial axis (so vectors along it are
+    contiguous), rather than a reduction axis?"""
+    if not op.shape:
+        return False
+    last = op.block.args[len(op.shape) - 1]
+    reads = [r for r in op.block.ops if isinstance(r, ReadOp) and r.indices]
+    if not reads:
+        return True
+    return all(_depends_on(r.indices[-1], last) for r in reads)
+
+
+def _depends_on(v: SSAValue, arg: SSAValue) -> bool:
+    if v is arg:
+        return True
+    owner = v.owner
+    if isinstance(owner, Operation):
+        return any(_depends_on(o, arg) for o in owner.operands)
+    return False
+
+
+def _applies(fn: func.FuncOp, prims: list[Primitive]) -> bool:
+    """Does this schedule apply to the kernel? (tried on a copy)"""
+    clone = fn.clone()
+    sched = ScheduleOp([p.clone() for p in prims])
+    ret = clone.body.block.last_op
+    assert ret is not None
+    clone.body.block.insert_op_before(sched, ret)
+    try:
+        ScheduleState(clone).apply_all()
+    except DiagnosticError:
+        return False
+    return True
+
+
+def default_schedule(fn: func.FuncOp) -> ScheduleOp:
+    scheduler = KernelScheduler(fn)
+    prims = scheduler.plan(templates=True)
+    if not _applies(fn, prims):
+        prims = scheduler.plan(templates=False)
+        if not _applies(fn, prims):
+            prims = []
+    return ScheduleOp(prims)
+
+
+def is_te_kernel(fn: func.FuncOp) -> bool:
+    return not fn.is_declaration and any(
+        isinstance(op, ComputeOp | ConstantOp | ExternOp) for op in fn.body.block.ops
+    )
+
+
+@dataclass(frozen=True)
+class ApplyDefaultSchedulePass(ModulePass):
+    """Adds `te.schedule` with the default schedule to te kernels that have none."""
+
+    name = "apply-default-schedule"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or not is_te_kernel(fn):
+                continue
+            if any(isinstance(o, ScheduleOp) for o in fn.body.block.ops):
+                continue
+            sched = default_schedule(fn)
+            ret = fn.body.block.last_op
+            assert ret is not None
+            Rewriter.insert_op(sched, InsertPoint.before(ret))

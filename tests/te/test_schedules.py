@@ -1,0 +1,229 @@
+"""Schedules change how, never what: every primitive (alone, combined, with split factors that
+leave tails) and random legal schedules keep the results of matmul, conv2d and an
+elementwise chain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import CTX, check, parse, random_inputs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+
+from nnvm.diagnostics import DiagnosticError
+from nnvm.dialects.te.schedule import (
+    CacheWriteOp,
+    ComputeAtOp,
+    ComputeInlineOp,
+    FuseOp,
+    ParallelOp,
+    Primitive,
+    ReorderOp,
+    RFactorOp,
+    ScheduleOp,
+    SplitOp,
+    UnrollOp,
+    VectorizeOp,
+)
+from nnvm.dialects.te.stages import ScheduleState
+from nnvm.lowering.lower_to_te import LowerToTE
+
+MATMUL_BIAS_RELU = """
+func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>, %b: tensor<9xf32>) -> tensor<5x9xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
+  %D = te.compute "D" [i, j] = max(%C[i, j] + %b[j], 0.0) : (tensor<5x9xf32>, tensor<9xf32>) -> tensor<5x9xf32>
+  func.return %D : tensor<5x9xf32>
+}
+"""
+
+SCHEDULES = {
+    "none": "",
+    "split_tail": 'te.split "D" j by 4 -> (j.o, j.i)',
+    "split_nparts": 'te.split "D" j nparts 2 -> (j.o, j.i)\nte.reorder "D" (j.o, i, j.i)',
+    "split_bigger_than_axis": 'te.split "D" i by 8 -> (i.o, i.i)',
+    "reorder_reduction_outside": 'te.split "C" j by 4 -> (jo, ji)\nte.reorder "C" (k, jo, i, ji)',
+    "tile": 'te.tile "D" (i, j) by (2, 4) -> (io, jo, ii, ji)',
+    "fuse_split": 'te.fuse "D" (i, j) -> f\nte.split "D" f by 7 -> (fo, fi)',
+    "vectorize": 'te.split "D" j by 4 -> (jo, ji)\nte.vectorize "D" ji',
+    "vectorize_whole_row": 'te.vectorize "D" j',
+    "vectorize_fused": 'te.fuse "D" (i, j) -> f\nte.split "D" f by 8 -> (fo, fi)\nte.vectorize "D" fi',
+    "parallel": 'te.parallel "D" i\nte.parallel "C" j',
+    "unroll": 'te.split "D" j by 4 -> (jo, ji)\nte.unroll "D" ji\nte.unroll "C" i',
+    "compute_at_row": 'te.compute_at "C" at "D" i',
+    "compute_at_tile": (
+        'te.tile "D" (i, j) by (2, 4) -> (io, jo, ii, ji)\nte.compute_at "C" at "D" jo\n'
+        'te.reorder "C" (k, i, j)\nte.unroll "C" i\nte.vectorize "C" j\nte.vectorize "D" ji'
+    ),
+    "compute_at_fused_parallel": (
+        'te.tile "D" (i, j) by (2, 4) -> (io, jo, ii, ji)\nte.fuse "D" (io, jo) -> f\n'
+        'te.parallel "D" f\nte.compute_at "C" at "D" f'
+    ),
+    "compute_inline": (
+        'te.cache_write "C" -> "C.l"\nte.compute_inline "C"\nte.compute_at "C.l" at "D" i'
+    ),
+    "cache_write": (
+        'te.cache_write "C" -> "C.l"\nte.split "C" j by 4 -> (jo, ji)\n'
+        'te.compute_at "C.l" at "C" jo\nte.reorder "C.l" (i, k, j)\nte.vectorize "C.l" j'
+    ),
+    "cache_read": 'te.cache_read "arg1" for ["C"] -> "B.l"\nte.compute_at "B.l" at "C" i',
+    "rfactor": (
+        'te.split "C" k by 5 -> (ko, ki)\nte.rfactor "C" ki -> "C.rf"\n'
+        'te.reorder "C.rf" (i, j, ko, ki)\nte.vectorize "C.rf" ki\nte.compute_at "C.rf" at "C" j'
+    ),
+    "rfactor_outer": 'te.split "C" k by 3 -> (ko, ki)\nte.rfactor "C" ko -> "C.rf"',
+    "rfactor_whole_axis": 'te.rfactor "C" k -> "C.rf"\nte.vectorize "C.rf" k',
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_primitive_keeps_results(name: str) -> None:
+    module = parse(MATMUL_BIAS_RELU)
+    a, b, bias = random_inputs(module)
+    want = [np.maximum(a @ b + bias, 0)]
+    check(module, [a, b, bias], schedule=SCHEDULES[name] or None, atol=1e-4, want=want)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random legal schedules
+# ----------------------------------------------------------------------------------------------
+
+CONV = """
+func.func @k(%x: tensor<1x2x6x6x4xf32>, %w: tensor<2x2x3x3x4x4xf32>) -> tensor<1x2x6x6x4xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW4c", kernel_layout = "OIHW4i4o"} : (tensor<1x2x6x6x4xf32>, tensor<2x2x3x3x4x4xf32>) -> tensor<1x2x6x6x4xf32>
+  %r = nnvm.relu %c : (tensor<1x2x6x6x4xf32>) -> tensor<1x2x6x6x4xf32>
+  func.return %r : tensor<1x2x6x6x4xf32>
+}
+"""
+
+MATMUL = """
+func.func @k(%a: tensor<6x10xf32>, %b: tensor<10x7xf32>) -> tensor<6x7xf32> {
+  %m = nnvm.matmul %a, %b : (tensor<6x10xf32>, tensor<10x7xf32>) -> tensor<6x7xf32>
+  func.return %m : tensor<6x7xf32>
+}
+"""
+
+CHAIN = """
+func.func @k(%x: tensor<3x4x10xf32>, %y: tensor<4x1xf32>) -> tensor<3x4x10xf32> {
+  %a = nnvm.add %x, %y : (tensor<3x4x10xf32>, tensor<4x1xf32>) -> tensor<3x4x10xf32>
+  %e = nnvm.exp %a : (tensor<3x4x10xf32>) -> tensor<3x4x10xf32>
+  %m = nnvm.mul %e, %x : (tensor<3x4x10xf32>, tensor<3x4x10xf32>) -> tensor<3x4x10xf32>
+  func.return %m : tensor<3x4x10xf32>
+}
+"""
+
+
+def _te_kernel(text: str) -> func.FuncOp:
+    module = parse(text)
+    LowerToTE().apply(CTX, module)
+    return next(o for o in module.ops if isinstance(o, func.FuncOp))
+
+
+def _legal(fn: func.FuncOp, prims: list[Primitive]) -> bool:
+    clone = fn.clone()
+    ret = clone.body.block.last_op
+    assert ret is not None
+    clone.body.block.insert_op_before(ScheduleOp([p.clone() for p in prims]), ret)
+    try:
+        ScheduleState(clone).apply_all()
+    except DiagnosticError:
+        return False
+    return True
+
+
+def _stage_view(fn: func.FuncOp, prims: list[Primitive]) -> ScheduleState:
+    clone = fn.clone()
+    ret = clone.body.block.last_op
+    assert ret is not None
+    clone.body.block.insert_op_before(ScheduleOp([p.clone() for p in prims]), ret)
+    state = ScheduleState(clone)
+    for sched in state.schedule_ops:
+        for p in sched.primitives:
+            state.apply(p)
+    return state
+
+
+@st.composite
+def schedules(draw: st.DrawFn, text: str) -> list[Primitive]:
+    """A random schedule, kept legal step by step (an illegal draw is dropped)."""
+    fn = _te_kernel(text)
+    prims: list[Primitive] = []
+    fresh = iter(range(1000))
+    for _ in range(draw(st.integers(1, 7))):
+        state = _stage_view(fn, prims)
+        computes = [s for s in state.stages if s.compute is not None and s.attach != "inline"]
+        stage = draw(st.sampled_from(computes))
+        leaves = stage.leaves
+        kind = draw(st.sampled_from(
+            ["split", "split", "reorder", "fuse", "vectorize", "parallel", "unroll",
+             "inline", "compute_at", "cache_write", "rfactor"]
+        ))  # fmt: skip
+        name = stage.name
+        cand: Primitive | None = None
+        if kind == "split" and leaves:
+            v = draw(st.sampled_from(leaves))
+            n = next(fresh)
+            cand = SplitOp.make(
+                name, v.name, draw(st.integers(1, v.extent + 2)), None, f"o{n}", f"i{n}"
+            )
+        elif kind == "reorder" and len(leaves) > 1:
+            order = draw(st.permutations([v.name for v in leaves]))
+            cand = ReorderOp.make(name, list(order))
+        elif kind == "fuse" and len(leaves) > 1:
+            k = draw(st.integers(0, len(leaves) - 2))
+            cand = FuseOp.make(name, [leaves[k].name, leaves[k + 1].name], f"f{next(fresh)}")
+        elif kind == "vectorize" and leaves:
+            cand = VectorizeOp.make(name, leaves[-1].name)
+        elif kind == "parallel" and leaves:
+            cand = ParallelOp.make(name, draw(st.sampled_from(leaves)).name)
+        elif kind == "unroll" and leaves:
+            cand = UnrollOp.make(name, draw(st.sampled_from(leaves)).name)
+        elif kind == "inline":
+            cand = ComputeInlineOp.make(name)
+        elif kind == "compute_at":
+            readers = state.effective_readers(stage)
+            targets = [r for r in readers if r.compute is not None and r.leaves]
+            if targets:
+                target = draw(st.sampled_from(targets))
+                cand = ComputeAtOp.make(
+                    name, target.name, draw(st.sampled_from(target.leaves)).name
+                )
+        elif kind == "cache_write":
+            cand = CacheWriteOp.make(name, f"{name}.c{next(fresh)}")
+        elif kind == "rfactor":
+            reduce_leaves = [v for v in leaves if v.reduce]
+            if reduce_leaves:
+                cand = RFactorOp.make(
+                    name, draw(st.sampled_from(reduce_leaves)).name, f"{name}.rf{next(fresh)}"
+                )
+        if cand is not None and _legal(fn, [*prims, cand]):
+            prims.append(cand)
+    return prims
+
+
+def _print(prims: list[Primitive]) -> str:
+    import io
+
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    printer = Printer(stream=out)
+    for p in prims:
+        printer.print_op(p)
+        out.write("\n")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("text", [MATMUL, CONV, CHAIN], ids=["matmul", "conv2d", "chain"])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_random_legal_schedules_keep_results(text: str, data: st.DataObject) -> None:
+    prims = data.draw(schedules(text))
+    module = parse(text)
+    inputs = random_inputs(module)
+    check(module, inputs, schedule=_print(prims) or None, atol=1e-4)
+
+
+def test_default_schedule_is_legal_for_every_case() -> None:
+    for text in (MATMUL, CONV, CHAIN):
+        check(parse(text), atol=1e-4)
