@@ -227,7 +227,7 @@ def build(
         (dump / "00-input.mlir").write_text(_text(module))
     graph_passes = _passes(graph_pipeline(opt_level))
     for k, p in enumerate(graph_passes):
-        report(f"graph pass {p.name}", k, len(graph_passes))
+        report("graph passes", k, len(graph_passes))
         stage = time.perf_counter()
         p.apply(ctx, module)
         module.verify()

@@ -1,10 +1,12 @@
 #!/usr/bin/env python
-"""Per-op pass counts of the ONNX node tests through from_onnx + the reference executor,
-counted over the tests onnxruntime itself passes (the issue's yardstick).
+"""Per-op pass counts of the ONNX node tests through from_onnx + the reference executor (or,
+with --compiled, through nnvm.compiler.build and the graph runtime), counted over the tests
+onnxruntime itself passes (the issue's yardstick).
 
     python tests/frontend/node_suite_report.py              # the issue's ops, table
     python tests/frontend/node_suite_report.py -v           # plus each failure's reason
     python tests/frontend/node_suite_report.py --ops Conv,Relu --json out.json
+    python tests/frontend/node_suite_report.py --compiled   # the whole compiler, machine code
 """
 
 from __future__ import annotations
@@ -85,12 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", help="only tests whose name contains this")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--json", help="write per-test results here")
+    parser.add_argument("--compiled", action="store_true", help="build and run machine code")
     args = parser.parse_args(argv)
 
     warnings.filterwarnings("ignore")
     from onnx.backend.test.loader import load_model_tests
 
-    from nnvm.frontend.onnx_backend import NNVMBackend
+    from nnvm.frontend.onnx_backend import NNVMBackend, NNVMCompiledBackend
     from nnvm.testing.onnx_suite import ISSUE_OPS, node_test_ops
 
     ops = args.ops.split(",") if args.ops else list(ISSUE_OPS)
@@ -106,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         op = op_of[case.name]
         ort_reason = _run_case(_OrtRep, case, args.rtol, args.atol)
         t0 = time.perf_counter()
-        ours = _run_case(NNVMBackend.prepare, case, args.rtol, args.atol)
+        backend = NNVMCompiledBackend if args.compiled else NNVMBackend
+        ours = _run_case(backend.prepare, case, args.rtol, args.atol)
         elapsed = time.perf_counter() - t0
         results[case.name] = {"op": op, "ort": ort_reason, "nnvm": ours, "seconds": elapsed}
         counts = per_op[op]
