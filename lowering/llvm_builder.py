@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    Signedness,
     UnrealizedConversionCastOp,
     VectorType,
     i32,
@@ -166,6 +167,12 @@ class LLVMBuilder:
     def const(self, value: int | float, t: Attribute) -> SSAValue:
         """A scalar constant, or a splat when `t` is a vector type."""
         e = element_type(t)
+        if (
+            isinstance(e, IntegerType)
+            and e.signedness.data == Signedness.UNSIGNED
+            and int(value) < 0
+        ):
+            value = int(value) % (1 << e.width.data)  # LLVM's integers are signless: all ones
         if isinstance(t, VectorType):
             if isinstance(e, IntegerType) and e.width.data == 1:
                 value = -1 if value else 0

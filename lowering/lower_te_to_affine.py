@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import bufferization, func, memref
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp
 from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.dialects.te.stages import ScheduleState
-from nnvm.lowering.te_codegen import ALIGNMENT, KernelGenerator, memref_of
+from nnvm.lowering.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
 
 TE_OPS = (ComputeOp, ConstantOp, ExternOp, ScheduleOp)
 
@@ -33,10 +33,33 @@ def is_te_kernel(fn: func.FuncOp) -> bool:
     return any(isinstance(op, TE_OPS) for op in fn.body.walk())
 
 
-def lower_kernel(fn: func.FuncOp, module: ModuleOp) -> None:
+def _is_empty(t: Attribute) -> bool:
+    return isinstance(t, TensorType) and 0 in t.get_shape()
+
+
+def lower_empty_kernel(fn: func.FuncOp) -> None:
+    """A kernel whose every output has no elements computes nothing: just the ABI signature."""
+    in_types = [memref_of(t) for t in fn.function_type.inputs.data]
+    out_types = [memref_of(t) for t in fn.function_type.outputs.data]
+    block = Block(arg_types=[*in_types, *out_types])
+    block.add_op(func.ReturnOp())
+    old = fn.body.block
+    fn.body.detach_block(old)
+    for op in reversed(list(old.ops)):
+        op.drop_all_references()
+    fn.body.add_block(block)
+    fn.function_type = func.FunctionType.from_lists([*in_types, *out_types], [])
+    fn.arg_attrs = None
+    fn.res_attrs = None
+
+
+def lower_kernel(fn: func.FuncOp, module: ModuleOp, vector_bits: int = NATIVE_BITS) -> None:
+    if all(_is_empty(t) for t in fn.function_type.outputs.data):
+        lower_empty_kernel(fn)
+        return
     state = ScheduleState(fn)
     state.apply_all()
-    KernelGenerator(state, module).generate()
+    KernelGenerator(state, module, vector_bits).generate()
 
 
 @dataclass(frozen=True)
@@ -45,12 +68,15 @@ class LowerTEToAffine(ModulePass):
 
     name = "lower-te-to-affine"
 
+    vector_bits: int = NATIVE_BITS
+    """The target's vector register width (the step of long vectorized loops)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         converted: dict[str, int] = {}
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and is_te_kernel(fn):
                 n_inputs = len(fn.function_type.inputs.data)
-                lower_kernel(fn, op)
+                lower_kernel(fn, op, self.vector_bits)
                 converted[fn.sym_name.data] = n_inputs
         if converted:
             rewrite_calls(op, converted)

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -72,13 +73,13 @@ def memref_of(t: Attribute) -> MemRefType:
     return MemRefType(t.element_type, list(t.get_shape()))
 
 
-def native_lanes(elt: Attribute) -> int:
+def native_lanes(elt: Attribute, vector_bits: int = NATIVE_BITS) -> int:
     bits = 32
     if exprs.is_float_type(elt):
         bits = exprs.float_width(elt)
     elif exprs.is_int_type(elt) and not exprs.is_bool_type(elt):
         bits = exprs.int_width(elt)
-    return max(NATIVE_BITS // bits, 1)
+    return max(vector_bits // bits, 1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,8 +150,9 @@ class Nest:
 class KernelGenerator:
     """Replaces a scheduled te kernel function by its loop-nest implementation."""
 
-    def __init__(self, state: ScheduleState, module: ModuleOp):
+    def __init__(self, state: ScheduleState, module: ModuleOp, vector_bits: int = NATIVE_BITS):
         self.state = state
+        self.vector_bits = vector_bits
         self.module = module
         self.block: Block = Block()
         self.entry: Block = Block()
@@ -241,6 +243,8 @@ class KernelGenerator:
         for stage in state.stages:
             if stage.attach != "root":
                 continue
+            if stage.compute is not None and 0 in stage.shape:
+                continue  # an empty tensor: nothing to compute
             if stage.compute is not None:
                 self.emit_compute(stage, scope, None)
             elif isinstance(stage.op, ExternOp) and id(stage.op) not in done_externs:
@@ -628,7 +632,7 @@ class KernelGenerator:
                 self.add(op)
             return True
 
-        native = native_lanes(nest.elt)
+        native = native_lanes(nest.elt, self.vector_bits)
         if ub_dyn is None:
             if static <= MAX_LANES:
                 if static == 1 or not try_vector(Val(self.index(0), "l", BIG), static):
@@ -703,8 +707,16 @@ class KernelGenerator:
     def emit_update(self, nest: Nest, scope: Scope, vals: dict[IterVar, Val]) -> None:
         real, buf = self._indices(nest, vals)
         args = real + [vals[v] for v in nest.stage.reduce_root]
-        value = FormulaEval(self, nest.compute, args, scope).result()
+        formula = FormulaEval(self, nest.compute, args, scope)
         kind = nest.compute.reduce_kind
+        factors = formula.product_factors() if kind == "sum" else None
+        if factors is not None:
+            # acc + a * b as one fused multiply-add: LLVM does not contract fmul + fadd
+            acc = self.load(nest.view.buffer, buf)
+            value = self.data_op(_fma, [*factors, acc])
+            self.store(nest.view.buffer, buf, value)
+            return
+        value = formula.result()
         if kind is not None:
             acc = self.load(nest.view.buffer, buf)
             value = self.data_op(lambda a, b: exprs.combine(kind, a, b), [acc, value])
@@ -853,6 +865,16 @@ class FormulaEval:
         assert isinstance(term, YieldOp)
         return self.eval(term.value)
 
+    def product_factors(self) -> tuple[Val, Val] | None:
+        """The two factors when the formula is a float product (a sum of products is a
+        chain of fused multiply-adds), else None."""
+        term = self.compute.block.last_op
+        assert isinstance(term, YieldOp)
+        op = term.value.owner
+        if not isinstance(op, arith.MulfOp) or not exprs.is_float_type(op.result.type):
+            return None
+        return self.eval(op.lhs), self.eval(op.rhs)
+
     def has_reads(self, v: SSAValue) -> bool:
         if v in self._reads:
             return self._reads[v]
@@ -988,6 +1010,13 @@ def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:
         properties=dict(op.properties),
         attributes=dict(op.attributes),
     )
+
+
+def _fma(a: SSAValue, b: SSAValue, c: SSAValue) -> Operation:
+    """a * b + c, on vectors or scalars."""
+    if isinstance(a.type, VectorType):
+        return vector.FMAOp(a, b, c)
+    return xmath.FmaOp(a, b, c)
 
 
 def _discard(block: Block) -> None:

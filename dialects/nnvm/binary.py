@@ -172,7 +172,13 @@ class ModOp(BinaryBroadcastOp):
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         if is_float(x.type):
             q = te.unary("trunc" if self.attr("fmod") else "floor", x / y)
-            return x - y * q
+            r = x - y * q
+            # x mod ±inf: y * q is inf * 0 = NaN in the formula, but the remainder is x (or,
+            # for Python's mod with signs that differ, the divisor itself)
+            keep_x = x.eq(0.0) | (x < 0.0).eq(y < 0.0) if not self.attr("fmod") else None
+            at_inf = te.select(keep_x, x, y) if keep_x is not None else x
+            finite_x = te.unary("abs", x) < float("inf")
+            return te.select(te.unary("abs", y).eq(float("inf")) & finite_x, at_inf, r)
         r = te.binary("rem", x, y)
         if self.attr("fmod"):
             return r

@@ -157,6 +157,8 @@ def identity(kind: str, t: Attribute) -> Scalar:
 def unravel(flat: Expr, shape: Sequence[int]) -> list[Index]:
     """Row-major indices of a flat position (extent-1 axes read 0; the outermost needs no %)."""
     out: list[Index] = []
+    if 0 in shape:  # an empty tensor is never read: any index will do
+        return [0] * len(shape)
     stride = math.prod(shape)
     first = True
     for d in shape:

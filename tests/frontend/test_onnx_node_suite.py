@@ -2,114 +2,21 @@
 
 Fast tier: the node tests of the core ops. Full tier (`-m slow`): the node tests of every other
 op the importer supports, and the `simple`, `pytorch-converted` and `pytorch-operator` model
-folders. Expected failures are listed explicitly, each with its reason; an unexpected pass fails
-(so the list stays honest). Tolerance: rtol 1e-3, atol 1e-5 (the issue's), for every test.
+folders. Expected failures are listed explicitly, each with its reason, in
+nnvm/testing/backend_suite.py; an unexpected pass fails (so the list stays honest).
+Tolerance: rtol 1e-3, atol 1e-5 (the issue's), for every test.
 """
 
 from __future__ import annotations
 
 import re
-import unittest
-import warnings
-from typing import Any
 
-import onnx.backend.test
-import pytest
+from nnvm.testing.backend_suite import ALL_TEST_NAMES, XFAIL, collect
 
-from nnvm.frontend.onnx import supported_ops
-from nnvm.frontend.onnx_backend import NNVMBackend
-from nnvm.testing.onnx_suite import CORE_OPS, node_test_ops
-
-TOLERANCE = {"rtol": 1e-3, "atol": 1e-5}
-
-_NARROW_TYPES = "FLOAT8|FLOAT4|BFLOAT16|INT4|UINT4|INT2|UINT2|E8M0"
-_NARROW_REASON = "float8/float4/bfloat16/int4/int2 are not graph-dialect types"
-
-#: regex (searched in `<test>_cpu`) -> why the test is expected to fail.
-XFAIL: dict[str, str] = {
-    # Types the graph dialect does not have.
-    rf"^test_cast_.*({_NARROW_TYPES})": _NARROW_REASON,
-    rf"^test_castlike_.*({_NARROW_TYPES})": _NARROW_REASON,
-    r"^test_\w*bfloat16": "bfloat16 is not a graph-dialect type",
-    r"^test_equal_string": "string tensors are not graph-dialect types",
-    r"^test_identity_(sequence|opt)_": "sequence and optional values are not graph-dialect types",
-    r"^test_if_(seq|opt)_": "sequence and optional values are not graph-dialect types",
-    r"^test_loop(13_seq|16_seq_none)_": "sequence and optional values are not graph-dialect types",
-    # Missing graph ops or op features (reported to the dialect owners).
-    r"^test_resize_.*_antialias_": "nnvm.resize has no antialiasing",
-    # Model folders: values and ops outside a tensor graph.
-    r"^test_sequence_model\d_": "sequence ops and values (SequenceConstruct, ...) are not imported",
-    r"^test_strnorm_model_": "string tensors (StringNormalizer) are not graph-dialect types",
-    r"^test_gradient_of_add": "the preview training-domain Gradient op is not imported",
-    # Training-time randomness: the outputs are random (onnxruntime fails these too).
-    r"^test_training_dropout(_mask|_default|_default_mask)?_cpu": "random dropout in training mode",
-    # onnxruntime rejects these models as well; we reject them for the reason given.
-    r"^test_reduce_max_empty_set_bool_": "max over an empty bool axis is undefined",
-    r"^test_resize_downsample_scales_(linear|cubic)_align_corners_": (
-        "expected data was made by a reference that scales align_corners differently"
-    ),
-}
-
-
-class _Tolerances(dict):  # type: ignore[type-arg]
-    """BackendTest's per-test kwargs, answering the issue's tolerance for every test."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __missing__(self, key: str) -> dict[str, float]:
-        return dict(TOLERANCE)
-
-
-def _build_backend_test() -> onnx.backend.test.BackendTest:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bt = onnx.backend.test.BackendTest(NNVMBackend, __name__, test_kwargs=_Tolerances())
-    bt.exclude(r"_cuda$")
-    for pattern in XFAIL:
-        bt.xfail(pattern)
-    return bt
-
-
-def _tier(name: str, category: str, supported: set[str]) -> str | None:
-    """'fast', 'slow' or None (not collected) for one `<test>_cpu` method."""
-    if not name.endswith("_cpu"):
-        return None
-    if category != "Node":
-        return "slow" if category in ("Simple", "PyTorchConverted", "PyTorchOperator") else None
-    op = node_test_ops().get(name.removesuffix("_cpu"), "")
-    if op in CORE_OPS:
-        return "fast"
-    return "slow" if op in supported else None
-
-
-ALL_TEST_NAMES: list[str] = []
-
-
-def _collect() -> dict[str, type[unittest.TestCase]]:
-    supported = set(supported_ops())
-    fast: dict[str, Any] = {}
-    slow: dict[str, Any] = {}
-    for class_name, case in _build_backend_test().test_cases.items():
-        category = re.sub(r"^OnnxBackend|ModelTest$", "", class_name)
-        for name in dir(case):
-            if not name.startswith("test_"):
-                continue
-            ALL_TEST_NAMES.append(name)
-            tier = _tier(name, category, supported)
-            if tier is not None:
-                (fast if tier == "fast" else slow)[name] = getattr(case, name)
-    core = type("TestOnnxNodeCore", (unittest.TestCase,), dict(fast))
-    full = type("TestOnnxNodeFull", (unittest.TestCase,), {**slow, "pytestmark": pytest.mark.slow})
-    for cls in (core, full):
-        cls.__module__ = __name__
-    return {core.__name__: core, full.__name__: full}
-
-
-globals().update(_collect())
+globals().update(collect(module=__name__))
 
 
 def test_xfail_patterns_each_match_a_test() -> None:
-    """A stale expected-failure entry is a bug in this file."""
+    """A stale expected-failure entry is a bug in the list."""
     for pattern in XFAIL:
         assert any(re.search(pattern, n) for n in ALL_TEST_NAMES), pattern
