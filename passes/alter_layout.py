@@ -18,9 +18,10 @@ fixed point:
 
 So transforms remain only at the boundaries: in front of ops that need NCHW (reshape, flatten,
 dense, softmax, returns, ...). A conv2d is left in NCHW when its input or output channels are
-not divisible by `b` (conv2d has one data layout for input and output, so a first conv over 3
-channels stays NCHW). Grouped convs are blocked like any other (the kernel's input block divides
-the per-group input channels, so depthwise kernels are OIHW1i<b>o).
+not divisible by `b`, except a stem conv over fewer than `b` input channels: it keeps reading
+NCHW and writes NCHW<b>c (its `out_layout`), so what follows it runs blocked. Grouped convs are
+blocked like any other (the kernel's input block divides the per-group input channels, so
+depthwise kernels are OIHW1i<b>o).
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
-from nnvm.dialects.nnvm.nn import BiasAddOp
+from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
-from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp
+from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp, TransposeOp
 from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import erase_if_dead, is_constant_like, rebuild
 
@@ -60,6 +61,7 @@ class _Stats:
     convs: int = 0
     followers: int = 0
     composed: int = 0
+    dense_to_matmul: int = 0
 
 
 def largest_divisor_at_most(n: int, limit: int) -> int:
@@ -144,10 +146,33 @@ class BlockConv2D(RewritePattern):
             return None
         return largest_divisor_at_most(i, b), b
 
+    def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
+        """A conv over fewer input channels than a block (an image stem) that cannot block its
+        input: it reads NCHW and writes NCHW<b>c with an OIHW<c>i<b>o kernel."""
+        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return False
+        if op.attr("out_layout") or op.attr("groups") != 1:
+            return False
+        x, w = op.operands
+        if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
+            return False
+        c, o, b = shape_of(x)[1], shape_of(w)[0], self.block
+        if c >= b or o % b:
+            return False
+        layout, kernel_layout = f"NCHW{b}c", f"OIHW{c}i{b}o"
+        w_b = _to_layout(w, "OIHW", kernel_layout)
+        if w.name_hint:
+            w_b.results[0].name_hint = f"{w.name_hint}_{kernel_layout}"
+        conv = rebuild(op, [x, w_b.results[0]], kernel_layout=kernel_layout, out_layout=layout)
+        _replace_with_blocked(rewriter, op, [w_b], conv, layout, [])
+        self.stats.convs += 1
+        return True
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
         blocks = self.kernel_blocks(op)
         if blocks is None:
+            self.stem_rewrite(op, rewriter)
             return
         ib, ob = blocks
         data_layout, kernel_layout = f"NCHW{self.block}c", f"OIHW{ib}i{ob}o"
@@ -166,6 +191,35 @@ class BlockConv2D(RewritePattern):
         )
         _replace_with_blocked(rewriter, op, [x_b, w_b], conv, data_layout, [])
         self.stats.convs += 1
+
+
+@dataclass
+class DenseToMatmul(RewritePattern):
+    """dense(x, w) with a constant weight and several rows -> matmul(x, transpose(w)): the
+    transposed weight [K, N] is contiguous along the output columns, so the matmul template's
+    register tiles (rows x vectors of columns) apply; fold-constants precomputes the transpose.
+    A single row (GEMV) stays a dense, whose dot products read both operands contiguously."""
+
+    stats: _Stats
+    min_rows: int = 4
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DenseOp, rewriter: PatternRewriter) -> None:
+        x, w = op.operands
+        if not (is_static(x.type) and is_static(w.type) and is_constant_like(w)):
+            return
+        xs = shape_of(x)
+        rows = 1
+        for d in xs[:-1]:
+            rows *= d
+        if len(xs) < 2 or rows < self.min_rows:
+            return
+        wt = TransposeOp.make(w, perm=[1, 0])
+        if w.name_hint:
+            wt.results[0].name_hint = f"{w.name_hint}_KN"
+        mm = MatmulOp.make(x, wt.results[0])
+        rewriter.replace(op, [wt, mm])
+        self.stats.dense_to_matmul += 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -344,6 +398,25 @@ class ComposeLayoutTransforms(RewritePattern):
         self.stats.composed += 1
 
 
+def graph_block(module: ModuleOp, block: int) -> int:
+    """One channel block for the whole graph: `block`, halved (down to 8) while a smaller block
+    would keep more convs blocked (MobileNet's 24 channels want 8, not 16): a conv that falls
+    out of the blocked layout costs two layout transforms, more than narrower vectors do."""
+    channels = []
+    for op in module.walk():
+        if isinstance(op, Conv2DOp) and op.attr("data_layout") == "NCHW":
+            x, w = op.operands
+            if is_static(x.type) and is_static(w.type):
+                channels.append((shape_of(x)[1], shape_of(w)[0]))
+    while block % 2 == 0 and block // 2 >= 8:
+        half = block // 2
+        if not any(c % half == 0 and o % half == 0 and (c % block or o % block)
+                   for c, o in channels):
+            break
+        block = half
+    return block
+
+
 @dataclass(frozen=True)
 class AlterLayoutPass(ModulePass):
     """Blocked NCHW<block>c layouts for conv2d and the ops around it."""
@@ -351,15 +424,18 @@ class AlterLayoutPass(ModulePass):
     name = "alter-layout"
 
     block: int = 8
-    """The channel block: 8 f32 lanes fill one AVX2 vector."""
+    """The channel block: 8 f32 lanes fill one AVX2 vector, 16 one AVX-512 vector (the most;
+    `graph_block` may pick a smaller one for the graph)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise DiagnosticError(None, f"alter-layout: block must be >= 1, got {self.block}")
         stats = _Stats()
+        block = graph_block(op, self.block)
         patterns: list[RewritePattern] = [
             ComposeLayoutTransforms(stats),
-            BlockConv2D(self.block, stats),
+            BlockConv2D(block, stats),
+            DenseToMatmul(stats),
             SinkThroughUnary(stats),
             SinkThroughBinary(stats),
             SinkThroughBiasAdd(stats),
@@ -384,3 +460,8 @@ class AlterLayoutPass(ModulePass):
         record_statistic(
             op, self.name, "data-transforms", runtime, "runtime layout transforms (boundaries)"
         )
+        if stats.dense_to_matmul:
+            record_statistic(
+                op, self.name, "dense-to-matmul", stats.dense_to_matmul,
+                "dense ops with constant weights made matmuls over transposed weights",
+            )

@@ -53,13 +53,13 @@ MAX_LANES = 64
 NATIVE_BITS = 256
 
 
-def native_lanes(elt: object) -> int:
+def native_lanes(elt: object, vector_bits: int = NATIVE_BITS) -> int:
     bits = 32
     if exprs.is_float_type(elt):  # type: ignore[arg-type]
         bits = exprs.float_width(elt)  # type: ignore[arg-type]
     elif exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
         bits = exprs.int_width(elt)  # type: ignore[arg-type]
-    return max(NATIVE_BITS // bits, 1)
+    return max(vector_bits // bits, 1)
 
 
 @dataclass
@@ -78,8 +78,9 @@ class StageInfo:
 class KernelScheduler:
     """Builds the default schedule of one te kernel."""
 
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, vector_bits: int = NATIVE_BITS):
         self.fn = fn
+        self.vector_bits = vector_bits
         block = fn.body.block
         ret = block.last_op
         outputs = set(ret.operands) if isinstance(ret, func.ReturnOp) else set()
@@ -160,6 +161,16 @@ class KernelScheduler:
                 template.build(self, anchor.op, target, target)
             self.done.add(anchor.name)
 
+    def lanes(self, elt: object) -> int:
+        """f32 (or other) lanes of one native vector of the target."""
+        return native_lanes(elt, self.vector_bits)
+
+    @property
+    def max_row_tile(self) -> int:
+        """How many vector accumulators a register tile may hold: 14 of AVX-512's 32 zmm
+        registers, 12 of AVX2's 16 ymm, leaving room for the operands."""
+        return 14 if self.vector_bits >= 512 else 12
+
     def axes(self, name: str) -> list[str]:
         """The spatial axes of a stage (a cache_write copy has those of its compute)."""
         base = name.removesuffix(".local")
@@ -174,7 +185,7 @@ class KernelScheduler:
         shape, axes = op.shape, op.spatial_names
         if not shape:
             return
-        lanes = native_lanes(op.element_type)
+        lanes = self.lanes(op.element_type)
         total = 1
         for d in shape:
             total *= d
@@ -211,7 +222,7 @@ class KernelScheduler:
     def reduction(self, name: str, op: ComputeOp) -> None:
         spatial, reduce = op.spatial_names, op.reduce_names
         shape, rshape = op.shape, op.reduce_shape
-        lanes = native_lanes(op.element_type)
+        lanes = self.lanes(op.element_type)
         p = self.prims
         if spatial and _innermost_is_spatial(op):
             last = spatial[-1]
@@ -275,7 +286,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     n, cb, h, w, c = s.axes(e)
     an, acb, ah, aw, ac = anchor.spatial_names
     ow = anchor.shape[3]
-    owf = _divisor(ow, (6, 4, 7, 5, 3, 2), 4)
+    owf = _divisor(ow, tuple(range(s.max_row_tile, 1, -1)), 4)
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
     p.append(ReorderOp.make(e, [n, cb, h, f"{w}.o", f"{w}.i", c]))
@@ -314,7 +325,7 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     by the vector width and rfactor-ed (vector partial sums), the outputs run in parallel."""
     k = anchor.reduce_names[-1]
     K = anchor.reduce_shape[-1]
-    lanes = native_lanes(anchor.element_type)
+    lanes = s.lanes(anchor.element_type)
     p = s.prims
     outer = s._fuse(e, s.axes(e))
     assert outer is not None
@@ -333,13 +344,17 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
 
 
 def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
-    """out[b..., i, j] = sum_k x[b..., i, k] y[b..., k, j]: register tiles of rows x a vector of
-    columns, rows unrolled, (b..., i.o, j.o) parallel."""
+    """out[b..., i, j] = sum_k x[b..., i, k] y[b..., k, j]: register tiles of rows x one or two
+    vectors of columns (as many accumulators as the target's registers allow: 14x2 zmm, 6x2
+    ymm), rows unrolled, (b..., i.o, j.o) parallel."""
     *batch, i, j = s.axes(e)
     *abatch, ai, aj = anchor.spatial_names
     m, n = anchor.shape[-2], anchor.shape[-1]
-    mf = min(m, 4)
-    nf = n if n <= 16 else 16
+    vec = s.lanes(anchor.element_type)
+    nf = n if n <= 2 * vec else 2 * vec if n % (2 * vec) == 0 else vec
+    budget = 2 * s.max_row_tile if s.vector_bits >= 512 else s.max_row_tile
+    rows = max(budget // max(-(-nf // vec), 1), 1)
+    mf = _divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
@@ -413,8 +428,8 @@ def _applies(fn: func.FuncOp, prims: list[Primitive]) -> bool:
     return True
 
 
-def default_schedule(fn: func.FuncOp) -> ScheduleOp:
-    scheduler = KernelScheduler(fn)
+def default_schedule(fn: func.FuncOp, vector_bits: int = NATIVE_BITS) -> ScheduleOp:
+    scheduler = KernelScheduler(fn, vector_bits)
     prims = scheduler.plan(templates=True)
     if not _applies(fn, prims):
         prims = scheduler.plan(templates=False)
@@ -435,13 +450,16 @@ class ApplyDefaultSchedulePass(ModulePass):
 
     name = "apply-default-schedule"
 
+    vector_bits: int = NATIVE_BITS
+    """The target's vector register width: 512 with AVX-512, 256 with AVX2."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not is_te_kernel(fn):
                 continue
             if any(isinstance(o, ScheduleOp) for o in fn.body.block.ops):
                 continue
-            sched = default_schedule(fn)
+            sched = default_schedule(fn, self.vector_bits)
             ret = fn.body.block.last_op
             assert ret is not None
             Rewriter.insert_op(sched, InsertPoint.before(ret))

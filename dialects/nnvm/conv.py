@@ -35,7 +35,9 @@ class Conv2DOp(NNVMOp):
     """`nnvm.conv2d %data, %weight`: no bias (a following `bias_add` carries it, and fuses).
 
     padding is [top, left, bottom, right]. data_layout is NCHW or blocked NCHW<c>c;
-    kernel_layout is OIHW or blocked OIHW<i>i<o>o (see layout.py).
+    kernel_layout is OIHW or blocked OIHW<i>i<o>o (see layout.py); out_layout, when set, is the
+    result's layout (else data_layout's): a stem conv over 3 input channels reads NCHW and
+    writes NCHW<c>c, so the network after it runs blocked.
     """
 
     name = "nnvm.conv2d"
@@ -48,6 +50,7 @@ class Conv2DOp(NNVMOp):
     groups = int_prop(1)
     data_layout = str_prop("NCHW")
     kernel_layout = str_prop("OIHW")
+    out_layout = str_prop("")
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
 
     def _layouts(self) -> tuple[Layout, Layout]:
@@ -57,6 +60,12 @@ class Conv2DOp(NNVMOp):
         except ValueError as err:
             raise ShapeError(f"conv2d: {err}") from None
         return data, kernel
+
+    def _out_layout(self) -> Layout:
+        try:
+            return Layout.parse(self.attr("out_layout") or self.attr("data_layout"), "NCHW")
+        except ValueError as err:
+            raise ShapeError(f"conv2d: {err}") from None
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         d, w = operand_types
@@ -91,7 +100,8 @@ class Conv2DOp(NNVMOp):
         ow = conv_output_size(wd, kw, strides[1], pad[1], pad[3], dil[1])
         if oh < 1 or ow < 1:
             raise ShapeError(f"conv2d: the window does not fit the {h}x{wd} input")
-        return [tensor(data_layout.physical_shape((n, o, oh, ow), "result"), d.element_type)]
+        out_layout = self._out_layout()
+        return [tensor(out_layout.physical_shape((n, o, oh, ow), "result"), d.element_type)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         data_layout, kernel_layout = self._layouts()
@@ -105,12 +115,14 @@ class Conv2DOp(NNVMOp):
             self.attr("dilation"),
             self.attr("groups"),
         )
-        return [data_layout.from_canonical(out).astype(inputs[0].dtype, copy=False)]
+        return [self._out_layout().from_canonical(out).astype(inputs[0].dtype, copy=False)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
-        """Padding as its own stage, then the sum over (input channels, kh, kw). NCHW and
-        NCHW<c>c with a matching OIHW<c>i<c>o kernel get direct formulas (no index division);
-        any other layout pair goes through logical indices."""
+        """Padding as its own stage, then the sum over (input channels, kh, kw). NCHW,
+        NCHW<c>c with a matching OIHW<c>i<c>o kernel, depthwise NCHW<c>c (OIHW1i<c>o) and the
+        NCHW -> NCHW<c>c stem get direct formulas (no index division), the blocked ones the
+        register-tiled conv2d_nchwc schedule; any other layout pair goes through logical
+        indices."""
         x, w = inputs
         data_layout, kernel_layout = self._layouts()
         (sh, sw), pad, (dh, dw) = self.attr("strides"), self.attr("padding"), self.attr("dilation")
@@ -135,7 +147,26 @@ class Conv2DOp(NNVMOp):
 
         nchw = ("n", "oc", "oh", "ow")
         cb = data_layout.block("C")
-        if data_layout.text == "NCHW" and kernel_layout.text == "OIHW":
+        out_layout = self._out_layout()
+        ob = out_layout.block("C")
+        stem = (
+            ob is not None
+            and groups == 1
+            and data_layout.text == "NCHW"
+            and out_layout.text == f"NCHW{ob}c"
+            and kernel_layout.text == f"OIHW{c}i{ob}o"
+        )
+        if stem:
+
+            def nchw_in_nchwc_out(*a: Expr) -> Expr:
+                n, ocb, oh, ow, oc, ic, rh, rw = a
+                ih, iw = window(oh, ow, rh, rw)
+                return xp[n, ic, ih, iw] * w[ocb, 0, rh, rw, ic, oc]
+
+            return conv(nchw_in_nchwc_out, (c, kh, kw), ("ic", "kh", "kw"),
+                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
+        same = out_layout.text == data_layout.text
+        if same and data_layout.text == "NCHW" and kernel_layout.text == "OIHW":
             if ig == 1 and groups > 1:  # depthwise (with a channel multiplier og)
 
                 def depthwise(*a: Expr) -> Expr:
@@ -152,8 +183,25 @@ class Conv2DOp(NNVMOp):
                 return xp[n, cin, ih, iw] * w[oc, ic, rh, rw]
 
             return conv(direct, (ig, kh, kw), ("ic", "kh", "kw"), nchw, "conv2d_nchw")
+        depthwise_blocked = (
+            same
+            and cb is not None
+            and groups == c == o
+            and data_layout.text == f"NCHW{cb}c"
+            and kernel_layout.text == f"OIHW1i{cb}o"
+        )
+        if depthwise_blocked:
+
+            def depthwise_nchwc(*a: Expr) -> Expr:
+                n, cblk, oh, ow, ci, rh, rw = a
+                ih, iw = window(oh, ow, rh, rw)
+                return xp[n, cblk, ih, iw, ci] * w[cblk, 0, rh, rw, 0, ci]
+
+            return conv(depthwise_nchwc, (kh, kw), ("kh", "kw"),
+                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
         blocked = (
-            cb is not None
+            same
+            and cb is not None
             and groups == 1
             and data_layout.text == f"NCHW{cb}c"
             and kernel_layout.text == f"OIHW{cb}i{cb}o"
@@ -172,7 +220,7 @@ class Conv2DOp(NNVMOp):
         def generic(*args: Expr) -> Expr:
             """Any other layout pair: logical indices through the layouts."""
             spatial, (ic, rh, rw) = args[: len(out_shape)], args[len(out_shape) :]
-            on, oc, oh, ow = topi.from_blocked(data_layout.axes, data_layout.canonical, spatial)
+            on, oc, oh, ow = topi.from_blocked(out_layout.axes, out_layout.canonical, spatial)
             ih, iw = window(oh, ow, rh, rw)
             cin = (oc // og) * ig + ic if groups > 1 else ic
             xv = xp[topi.to_blocked(data_layout.axes, {"N": on, "C": cin, "H": ih, "W": iw})]

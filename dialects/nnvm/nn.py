@@ -167,7 +167,10 @@ class MatmulOp(NNVMOp):
             return a[ai] * c[ci]
 
         template = "matmul" if a2 and c2 else None
-        return [topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=("k",), template=template)]
+        # the default spatial names are i, j, k, ...: a rank-3+ result already has a "k"
+        reduce = "k" if len(shape) < 3 else "r"
+        return [topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=(reduce,),
+                            template=template)]
 
 
 @irdl_op_definition

@@ -73,7 +73,7 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // LOOPS-LABEL: func.func private @fused_conv2d_add_relu
 // LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x1x6x8xf32>
 // LOOPS:       scf.for %icb =
-// LOOPS:       arith.mulf %{{.*}} : vector<8xf32>
+// LOOPS:       vector.fma %{{.*}} : vector<8xf32>
 func.func private @fused_conv2d_add_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
   %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x6x6x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x6x6x8xf32>
   %a = nnvm.add %c, %b : (tensor<1x2x6x6x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>

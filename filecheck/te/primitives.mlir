@@ -9,9 +9,8 @@
 // CHECK-NEXT:     %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:     memref.store %[[Z]], %out[%i, %j]
 // CHECK-NEXT:     scf.for %k = %c0 to %c16 step %c1 {
-// CHECK:            arith.mulf
 // CHECK:            %[[ACC:.*]] = memref.load %out[%i, %j]
-// CHECK-NEXT:       arith.addf %[[ACC]]
+// CHECK-NEXT:       math.fma %{{.*}}, %{{.*}}, %[[ACC]]
 func.func @plain(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
   func.return %C : tensor<5x9xf32>

@@ -41,6 +41,13 @@ from nnvm.registry import make_context
 KERNEL_PIPELINE = ("lower-to-te", "apply-default-schedule", "lower-te-to-affine", "convert-to-llvm")
 
 
+def kernel_pipeline(vector_bits: int = 256) -> list[str]:
+    """The kernel passes, with the target's vector width given to the two passes that size
+    vectors and register tiles by it."""
+    sized = {"apply-default-schedule", "lower-te-to-affine"}
+    return [f"{p}{{vector_bits={vector_bits}}}" if p in sized else p for p in KERNEL_PIPELINE]
+
+
 @dataclass
 class BuildTimes:
     """Where a build's time went (seconds), for the CLI and the benchmarks."""
@@ -66,16 +73,19 @@ def _passes(names: Sequence[str]) -> list[ModulePass]:
     return build_pipeline(list(names))
 
 
-def graph_pipeline(opt_level: int) -> list[str]:
+def graph_pipeline(opt_level: int, vector_bits: int = 256) -> list[str]:
     """Graph-level passes of a build: the opt level's pipeline; at O0 every op is still a kernel
-    of its own and memory is still planned, since the runtime needs both."""
+    of its own and memory is still planned, since the runtime needs both. alter-layout blocks
+    channels by one f32 vector of the target."""
     from nnvm.passes.pipelines import PIPELINES
 
     if opt_level not in PIPELINES:
         raise UserError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
     if opt_level == 0:
         return ["fuse{enable=false}", "plan-memory"]
-    return list(PIPELINES[opt_level])
+    block = max(vector_bits // 32, 1)
+    return [f"alter-layout{{block={block}}}" if p == "alter-layout" else p
+            for p in PIPELINES[opt_level]]
 
 
 def _check_params(module: ModuleOp, params: Mapping[str, np.ndarray]) -> None:
@@ -171,7 +181,7 @@ def compile_kernel(
         times.kernels_cached += 1
         return cached.read_bytes()
     start = time.perf_counter()
-    for k, p in enumerate(_passes(KERNEL_PIPELINE)):
+    for k, p in enumerate(_passes(kernel_pipeline(target.vector_bits))):
         p.apply(ctx, module)
         if dump is not None:
             (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(_text(module))
@@ -225,7 +235,7 @@ def build(
     start = time.perf_counter()
     if dump is not None:
         (dump / "00-input.mlir").write_text(_text(module))
-    graph_passes = _passes(graph_pipeline(opt_level))
+    graph_passes = _passes(graph_pipeline(opt_level, tgt.vector_bits))
     for k, p in enumerate(graph_passes):
         report("graph passes", k, len(graph_passes))
         stage = time.perf_counter()

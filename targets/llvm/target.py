@@ -76,6 +76,12 @@ class CPUTarget:
         feats = ",".join(f"+{f}" for f in sorted(self.required))
         return f"cpu={self.cpu};triple={self.triple};features={feats}"
 
+    @property
+    def vector_bits(self) -> int:
+        """Width of the widest float vector registers the code may use: the default schedules
+        size register tiles and channel blocks by it."""
+        return 512 if "avx512f" in self.required else 256
+
     def target_machine(self, *, jit: bool = False, pic: bool = False) -> llvm.TargetMachine:
         """An LLVM target machine; `pic` for objects that go into shared libraries."""
         initialize()

@@ -321,6 +321,16 @@ class NumpyFunctions(InterpreterFunctions):
         t = op.vector.type
         return (np.full(t.get_shape(), x, dtype=dtype_of(t.element_type)),)
 
+    @impl(vector.FMAOp)
+    def run_vfma(self, interp: Interpreter, op: vector.FMAOp, args: PythonValues):
+        a, b, c = args
+        return ((a * b + c).astype(c.dtype, copy=False),)
+
+    @impl(xmath.FmaOp)
+    def run_fma(self, interp: Interpreter, op: xmath.FmaOp, args: PythonValues):
+        a, b, c = args
+        return (_scalar(a * b + c, op.result.type),)
+
     @impl(vector.ReductionOp)
     def run_reduction(self, interp: Interpreter, op: vector.ReductionOp, args: PythonValues):
         v, *acc = args

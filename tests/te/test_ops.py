@@ -135,6 +135,23 @@ CONV: list[tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
         (2, 8, 3, 3, 4),
         {"padding": (1, 1, 1, 1), "data_layout": "NCHW4c", "kernel_layout": "OIHW4o"},
     ),
+    (  # depthwise, blocked
+        (1, 2, 7, 7, 4),
+        (2, 1, 3, 3, 1, 4),
+        {"strides": (2, 2), "padding": (1, 1, 1, 1), "groups": 8, "data_layout": "NCHW4c",
+         "kernel_layout": "OIHW1i4o"},
+    ),
+    (  # a stem: NCHW in, NCHW<b>c out
+        (1, 3, 9, 9),
+        (2, 1, 3, 3, 3, 8),
+        {"strides": (2, 2), "padding": (1, 1, 1, 1), "kernel_layout": "OIHW3i8o",
+         "out_layout": "NCHW8c"},
+    ),
+    (  # another layout pair with out_layout: the generic formula
+        (1, 3, 5, 5),
+        (8, 3, 3, 3),
+        {"padding": (1, 1, 1, 1), "out_layout": "NCHW4c"},
+    ),
 ]
 
 
