@@ -79,6 +79,19 @@ class OutputFiles:
                 sys.stdout.flush()
 
 
+def read_input(path: str) -> tuple[str, str]:
+    """The text of an input file ('-' is stdin) and the name diagnostics should use for it."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as err:
+        raise UserError(f"cannot read input: {err.strerror}", path) from None
+    except UnicodeDecodeError:
+        raise UserError("input is not UTF-8 text", path) from None
+
+
 def parse_shapes(specs: Sequence[str]) -> dict[str, list[int]]:
     """`--shape name=1,3,224,224` (repeatable; a scalar is `name=`)."""
     shapes: dict[str, list[int]] = {}

@@ -41,7 +41,7 @@ from nnvm.errors import UserError
 from nnvm.param_store import attach_params, params_of
 from nnvm.pass_statistics import format_statistics, statistics_of
 from nnvm.registry import dialect_factories, make_context, pass_factories
-from nnvm.tools.common import ArgumentParser, OutputFiles, run_tool
+from nnvm.tools.common import ArgumentParser, OutputFiles, read_input, run_tool
 
 SPLIT_MARKER = "// -----"
 
@@ -310,18 +310,6 @@ def list_passes(out: io.TextIOBase) -> None:
             option = info.name.replace("_", "-")
             default = f" (default: {info.default_value})" if info.default_value is not None else ""
             out.write(f"      {option}: {info.expected_type}{default}\n")
-
-
-def read_input(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except OSError as err:
-        raise UserError(f"cannot read input: {err.strerror}", path) from None
-    except UnicodeDecodeError:
-        raise UserError("input is not UTF-8 text", path) from None
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from nnvm import __version__
 from nnvm.errors import UserError
-from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, run_tool
+from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, read_input, run_tool
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,7 @@ def mlir_to_llvmir(args: argparse.Namespace) -> None:
     from nnvm.registry import make_context
     from nnvm.targets.llvm import translate_to_llvm_ir
 
-    if args.input == "-":
-        text, name = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                text, name = f.read(), args.input
-        except OSError as err:
-            raise UserError(f"cannot read input: {err.strerror}", args.input) from None
+    text, name = read_input(args.input)
     module = parse_module(make_context(), text, name)
     problems = verify_located(module, name)
     if problems:
