@@ -8,7 +8,8 @@ outlined into `func.func private @<fn>_par<k>(%ctx: !llvm.ptr)` and replaced by
 
 Inside, every thread takes one contiguous chunk of the collapsed iteration space (static
 schedule: `chunk = ceil(total / omp_get_num_threads())`, thread t runs [t*chunk, (t+1)*chunk)),
-turns the linear index back into the loop's induction variables and runs the body. Nested
+turns the linear index back into the loop's induction variables and runs the body (static
+`memref.alloca`s at the top of the body, per-thread scratch, move to the entry). Nested
 `scf.parallel` loops run sequentially inside their thread. The thread count is the weak i32
 global `nnvm_num_threads` (0: libgomp's default), which the runtime sets from
 `nnvm.set_num_threads` / `NNVM_NUM_THREADS` before each call.
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, scf
+from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -197,6 +198,11 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
         mapping[old] = new
     for inner in par.body.block.ops:
         if isinstance(inner, scf.ReduceOp):
+            continue
+        if isinstance(inner, memref.AllocaOp) and not inner.operands:
+            # a thread's scratch buffer: allocated once at the entry, not per iteration of
+            # the chunk loop (a dynamic alloca there would grow the stack every iteration)
+            ops.append(inner.clone(value_mapper=mapping))
             continue
         body_ops.append(inner.clone(value_mapper=mapping))
     body_ops.append(scf.YieldOp())

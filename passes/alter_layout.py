@@ -4,7 +4,8 @@ A blocked layout keeps `b` channels innermost, so a convolution's inner loop is 
 `b` output channels (8 x f32 = one AVX2 register). The pass is a set of local rewrites run to a
 fixed point:
 
-* each eligible NCHW/OIHW conv2d becomes a blocked conv2d wrapped in layout_transforms: data
+* each eligible NCHW/OIHW conv2d (its block: `block`, or half of it, down to 8, when that is
+  what divides its channels) becomes a blocked conv2d wrapped in layout_transforms: data
   NCHW -> NCHW<b>c before, NCHW<b>c -> NCHW after, and its weight OIHW -> OIHW<i>i<b>o with
   i = the largest divisor of the per-group input channels <= b (depthwise: OIHW1i<b>o);
   fold-constants later precomputes the weight transform into a new param;
@@ -14,7 +15,9 @@ fixed point:
   which is reshaped and transformed to [1,C/b,1,1,b]); `bias_add {axis = 1}` (an add of the
   blocked bias); the 2-D pools (their `layout` property); concat along C when every input is
   in the same blocked layout;
-* back-to-back transforms compose: A->B->A disappears, A->B->C becomes A->C.
+* back-to-back transforms compose: A->B->A disappears, A->B->C becomes A->C (so convs in
+  different blocks meet through one NCHW<b1>c -> NCHW<b2>c transform);
+* an lstm with constant weights reads them transposed (see LSTMWeightsKN).
 
 So transforms remain only at the boundaries: in front of ops that need NCHW (reshape, flatten,
 dense, softmax, returns, ...). A conv2d is left in NCHW when its input or output channels are
@@ -30,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import BoolAttr, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -48,6 +51,7 @@ from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
 from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
+from nnvm.dialects.nnvm.rnn import LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp, TransposeOp
 from nnvm.pass_statistics import record_statistic
@@ -141,7 +145,7 @@ class BlockConv2D(RewritePattern):
         if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
             return None
         c, (o, i) = shape_of(x)[1], shape_of(w)[:2]
-        b = self.block
+        b = conv_block(c, o, self.block)
         if c % b or o % b:
             return None
         return largest_divisor_at_most(i, b), b
@@ -175,7 +179,7 @@ class BlockConv2D(RewritePattern):
             self.stem_rewrite(op, rewriter)
             return
         ib, ob = blocks
-        data_layout, kernel_layout = f"NCHW{self.block}c", f"OIHW{ib}i{ob}o"
+        data_layout, kernel_layout = f"NCHW{ob}c", f"OIHW{ib}i{ob}o"
         x, w = op.operands
         x_b = _to_layout(x, "NCHW", data_layout)
         if x.name_hint:
@@ -219,6 +223,30 @@ class DenseToMatmul(RewritePattern):
             wt.results[0].name_hint = f"{w.name_hint}_KN"
         mm = MatmulOp.make(x, wt.results[0])
         rewriter.replace(op, [wt, mm])
+        self.stats.dense_to_matmul += 1
+
+
+@dataclass
+class LSTMWeightsKN(RewritePattern):
+    """lstm with constant W, R [dirs, 4H, K] -> the same lstm over transposed [dirs, K, 4H]
+    weights (`weights_kn`): its projections then run as matmul tiles, vectors along the gate
+    rows, instead of dot products; fold-constants precomputes the transposes."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LSTMOp, rewriter: PatternRewriter) -> None:
+        w, r = op.w, op.r
+        if op.attr("weights_kn") or not all(
+            is_static(v.type) and is_constant_like(v) for v in (w, r)
+        ):
+            return
+        wt = TransposeOp.make(w, perm=[0, 2, 1])
+        rt = TransposeOp.make(r, perm=[0, 2, 1])
+        new = op.clone()
+        new.operands = [op.x, wt.results[0], rt.results[0], *op.operands[3:]]
+        new.properties["weights_kn"] = BoolAttr.from_bool(True)
+        rewriter.replace(op, [wt, rt, new])
         self.stats.dense_to_matmul += 1
 
 
@@ -398,22 +426,12 @@ class ComposeLayoutTransforms(RewritePattern):
         self.stats.composed += 1
 
 
-def graph_block(module: ModuleOp, block: int) -> int:
-    """One channel block for the whole graph: `block`, halved (down to 8) while a smaller block
-    would keep more convs blocked (MobileNet's 24 channels want 8, not 16): a conv that falls
-    out of the blocked layout costs two layout transforms, more than narrower vectors do."""
-    channels = []
-    for op in module.walk():
-        if isinstance(op, Conv2DOp) and op.attr("data_layout") == "NCHW":
-            x, w = op.operands
-            if is_static(x.type) and is_static(w.type):
-                channels.append((shape_of(x)[1], shape_of(w)[0]))
-    while block % 2 == 0 and block // 2 >= 8:
-        half = block // 2
-        if not any(c % half == 0 and o % half == 0 and (c % block or o % block)
-                   for c, o in channels):
-            break
-        block = half
+def conv_block(c: int, o: int, block: int) -> int:
+    """The channel block of one conv: `block`, halved (down to 8) until it divides both its
+    input and output channels (MobileNet's 24-channel convs take 8 while the rest keep 16);
+    neighbours in different blocks meet through one blocked-to-blocked transform."""
+    while (c % block or o % block) and block % 2 == 0 and block // 2 >= 8:
+        block //= 2
     return block
 
 
@@ -425,17 +443,17 @@ class AlterLayoutPass(ModulePass):
 
     block: int = 8
     """The channel block: 8 f32 lanes fill one AVX2 vector, 16 one AVX-512 vector (the most;
-    `graph_block` may pick a smaller one for the graph)."""
+    `conv_block` may pick a smaller one for a conv whose channels it does not divide)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise DiagnosticError(None, f"alter-layout: block must be >= 1, got {self.block}")
         stats = _Stats()
-        block = graph_block(op, self.block)
         patterns: list[RewritePattern] = [
             ComposeLayoutTransforms(stats),
-            BlockConv2D(block, stats),
+            BlockConv2D(self.block, stats),
             DenseToMatmul(stats),
+            LSTMWeightsKN(stats),
             SinkThroughUnary(stats),
             SinkThroughBinary(stats),
             SinkThroughBiasAdd(stats),
@@ -463,5 +481,5 @@ class AlterLayoutPass(ModulePass):
         if stats.dense_to_matmul:
             record_statistic(
                 op, self.name, "dense-to-matmul", stats.dense_to_matmul,
-                "dense ops with constant weights made matmuls over transposed weights",
+                "dense and lstm ops with constant weights moved to transposed weights",
             )

@@ -4,7 +4,10 @@ op-pattern kind, as `te.schedule` IR (so it can be printed, diffed and replaced 
 * intermediate injective stages read by one compute are inlined into it (a fused elementwise
   chain becomes one loop nest); padding and multi-reader stages keep a buffer;
 * injective stages: axes fused, the inner `native width` lanes vectorized, the outer loop
-  parallel;
+  parallel (every parallel loop only when the stage's work, elements x reduction extent, is at
+  least `min_parallel_work`: below it the fork/join costs more than it saves); a transform
+  between blocked layouts (template "reblock") keeps its two inner axes unfused and vectorizes
+  by the smaller block, so every vector is one contiguous load;
 * reductions: the reduction loops moved outside the innermost data axis, which is vectorized;
   when the reduction runs along the innermost data axis, it is split by the vector width and
   rfactor-ed so the partial sums are vectors;
@@ -12,6 +15,9 @@ op-pattern kind, as `te.schedule` IR (so it can be printed, diffed and replaced 
   NCHW[x]c and NCHW, dense, matmul: the output (the epilogue stage of a fused group, or a
   cache_write copy) is tiled for registers, the anchor is computed at the tile with its output
   block unrolled and its channel (or column) block vectorized, the outer tile loops parallel.
+  A matmul that is not the kernel's output (the recurrence of an LSTM) gets the same tiles
+  through a cache_write; a matmul of one or two rows (a GEMV) gets tiles of up to 8 vectors of
+  columns, so that many FMA chains run side by side.
 
 Every default schedule is checked by applying it to a copy of the kernel; one that does not
 apply falls back to the plain per-stage schedules.
@@ -50,6 +56,9 @@ from nnvm.dialects.te.schedule import (
 from nnvm.dialects.te.stages import ScheduleState
 
 MAX_LANES = 64
+MIN_PARALLEL_WORK = 1 << 15
+"""Elements x reduction extent below which a stage runs on one thread (the fork/join costs
+a few microseconds, and more when the other core is busy)."""
 NATIVE_BITS = 256
 
 
@@ -78,9 +87,15 @@ class StageInfo:
 class KernelScheduler:
     """Builds the default schedule of one te kernel."""
 
-    def __init__(self, fn: func.FuncOp, vector_bits: int = NATIVE_BITS):
+    def __init__(
+        self,
+        fn: func.FuncOp,
+        vector_bits: int = NATIVE_BITS,
+        min_parallel_work: int = MIN_PARALLEL_WORK,
+    ):
         self.fn = fn
         self.vector_bits = vector_bits
+        self.min_parallel_work = min_parallel_work
         block = fn.body.block
         ret = block.last_op
         outputs = set(ret.operands) if isinstance(ret, func.ReturnOp) else set()
@@ -151,7 +166,7 @@ class KernelScheduler:
         ):
             template.build(self, anchor.op, anchor.name, epilogue.name)
             self.done.update({anchor.name, epilogue.name})
-        elif anchor.is_output:
+        elif anchor.is_output or template.intermediate:
             target = anchor.name
             if template.cache_write:
                 local = f"{anchor.name}.local"
@@ -160,6 +175,33 @@ class KernelScheduler:
             else:
                 template.build(self, anchor.op, target, target)
             self.done.add(anchor.name)
+
+    def parallel(self, name: str, axis: str, op: ComputeOp) -> None:
+        """Run `axis` of stage `name` on the thread pool, unless the op's work is too small to
+        pay for the fork/join (a recurrence's per-step stages, a small model's kernels)."""
+        work = 1
+        for d in (*op.shape, *op.reduce_shape):
+            work *= d
+        if work >= self.min_parallel_work:
+            self.prims.append(ParallelOp.make(name, axis))
+
+    def pad_at(self, anchor: ComputeOp, a: str, axis: str) -> None:
+        """Compute the padded input of a conv inside its output tile (`axis` of stage `a`):
+        only the rows and columns the tile reads are copied, into a small buffer that stays
+        in L1, instead of a whole padded copy of the input making a round trip to memory.
+        For depthwise convs only: a dense conv re-copies the tile's rows for every output
+        channel block, which costs more than the one whole copy (ResNet-18 measured)."""
+        for r in anchor.block.ops:
+            if not isinstance(r, ReadOp):
+                continue
+            pad = self.infos.get(r.tensor)
+            if pad is None or pad.op.template_name != "pad" or pad.name in self.done:
+                continue
+            if pad.readers != [anchor] or pad.is_output or not pad.op.shape:
+                continue
+            self.prims.append(VectorizeOp.make(pad.name, pad.op.spatial_names[-1]))
+            self.prims.append(ComputeAtOp.make(pad.name, a, axis))
+            self.done.add(pad.name)
 
     def lanes(self, elt: object) -> int:
         """f32 (or other) lanes of one native vector of the target."""
@@ -186,6 +228,11 @@ class KernelScheduler:
         if not shape:
             return
         lanes = self.lanes(op.element_type)
+        if op.template_name == "reblock":
+            lanes = _block_lanes(op, min(lanes, shape[-1]))
+            if len(shape) >= 3 and shape[-1] % lanes == 0:
+                self._reblock(name, op, lanes)
+                return
         total = 1
         for d in shape:
             total *= d
@@ -195,7 +242,7 @@ class KernelScheduler:
             p.append(FuseOp.make(name, axes, fused))
             p.append(SplitOp.make(name, fused, lanes, None, f"{fused}.o", f"{fused}.i"))
             p.append(VectorizeOp.make(name, f"{fused}.i"))
-            p.append(ParallelOp.make(name, f"{fused}.o"))
+            self.parallel(name, f"{fused}.o", op)
             return
         outer = self._fuse(name, axes[:-1])
         last = axes[-1]
@@ -207,7 +254,17 @@ class KernelScheduler:
             if outer is None:
                 outer = f"{last}.o"
         if outer is not None:
-            p.append(ParallelOp.make(name, outer))
+            self.parallel(name, outer, op)
+
+    def _reblock(self, name: str, op: ComputeOp, lanes: int) -> None:
+        """A blocked-to-blocked transform: the block axis split into source-block vectors, the
+        axes above the innermost two fused and parallel (no div/mod per vector)."""
+        axes, last = op.spatial_names, op.spatial_names[-1]
+        outer = self._fuse(name, axes[:-2])
+        self.prims.append(SplitOp.make(name, last, lanes, None, f"{last}.o", f"{last}.i"))
+        self.prims.append(VectorizeOp.make(name, f"{last}.i"))
+        if outer is not None:
+            self.parallel(name, outer, op)
 
     def _fuse(self, name: str, axes: list[str]) -> str | None:
         """Fuse adjacent axes into one loop (named after the stage); None when there are none."""
@@ -236,7 +293,7 @@ class KernelScheduler:
             p.append(VectorizeOp.make(name, inner[0]))
             par = self._fuse(name, spatial[:-1])
             if par is not None:
-                p.append(ParallelOp.make(name, par))
+                self.parallel(name, par, op)
             return
         par = self._fuse(name, spatial)
         if rshape[-1] >= 2 * lanes:
@@ -249,7 +306,7 @@ class KernelScheduler:
             if par is not None:
                 p.append(ComputeAtOp.make(rf, name, par))
         if par is not None:
-            p.append(ParallelOp.make(name, par))
+            self.parallel(name, par, op)
 
 
 TemplateFn = Callable[[KernelScheduler, ComputeOp, str, str], None]
@@ -263,6 +320,9 @@ class Template:
     build: TemplateFn
     cache_write: bool = True
     min_rank: int = 0
+    intermediate: bool = False
+    """Also for an anchor that is not the kernel's output (a matmul inside a recurrence): it
+    accumulates in a cache_write tile and is copied to its buffer."""
 
     def applies(self, op: ComputeOp) -> bool:
         return len(op.shape) >= self.min_rank and op.reduce_kind == "sum"
@@ -292,12 +352,14 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ReorderOp.make(e, [n, cb, h, f"{w}.o", f"{w}.i", c]))
     fused = f"{e}.tile"
     p.append(FuseOp.make(e, [n, cb, h], fused))
-    p.append(ParallelOp.make(e, fused))
+    s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
     p.append(ReorderOp.make(a, [an, acb, ah, *anchor.reduce_names, aw, ac]))
     p.append(UnrollOp.make(a, aw))
     p.append(VectorizeOp.make(a, ac))
+    if len(anchor.reduce_names) <= 2:  # depthwise: the copy costs as much as the conv
+        s.pad_at(anchor, a, ah)
 
 
 def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
@@ -312,7 +374,7 @@ def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ReorderOp.make(e, [n, f"{oc}.o", h, f"{w}.o", f"{oc}.i", f"{w}.i"]))
     fused = f"{e}.tile"
     p.append(FuseOp.make(e, [n, f"{oc}.o", h], fused))
-    p.append(ParallelOp.make(e, fused))
+    s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, f"{w}.i"))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
     p.append(ReorderOp.make(a, [an, ah, *anchor.reduce_names, aoc, aw]))
@@ -329,7 +391,7 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p = s.prims
     outer = s._fuse(e, s.axes(e))
     assert outer is not None
-    p.append(ParallelOp.make(e, outer))
+    s.parallel(e, outer, anchor)
     inner = outer
     if a != e:
         p.append(ComputeAtOp.make(a, e, outer))
@@ -351,15 +413,17 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     *abatch, ai, aj = anchor.spatial_names
     m, n = anchor.shape[-2], anchor.shape[-1]
     vec = s.lanes(anchor.element_type)
-    nf = n if n <= 2 * vec else 2 * vec if n % (2 * vec) == 0 else vec
     budget = 2 * s.max_row_tile if s.vector_bits >= 512 else s.max_row_tile
+    nf = n if n <= 2 * vec else 2 * vec if n % (2 * vec) == 0 else vec
+    if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
+        nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     mf = _divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
     assert par is not None
-    p.append(ParallelOp.make(e, par))
+    s.parallel(e, par, anchor)
     p.append(VectorizeOp.make(e, f"{j}.i"))
     p.append(ComputeAtOp.make(a, e, par))
     p.append(ReorderOp.make(a, [*abatch, *anchor.reduce_names, ai, aj]))
@@ -372,7 +436,7 @@ TEMPLATES: dict[str, Template] = {
     "conv2d_nchw": Template(conv2d_nchw, min_rank=4),
     "depthwise_conv2d_nchw": Template(conv2d_nchw, min_rank=4),
     "dense": Template(dense, cache_write=False, min_rank=1),
-    "matmul": Template(matmul, min_rank=2),
+    "matmul": Template(matmul, min_rank=2, intermediate=True),
 }
 
 
@@ -391,6 +455,18 @@ def _readers(value: SSAValue) -> list[Operation]:
         if op is not None and op not in found:
             found.append(op)
     return found
+
+
+def _block_lanes(op: ComputeOp, lanes: int) -> int:
+    """Vector lanes for a blocked-to-blocked layout transform: no wider than the innermost
+    block of what it reads (NCHW8c -> NCHW16c moves two contiguous 8-lane runs; 16 lanes would straddle two
+    source blocks and fall back to scalar code)."""
+    for r in op.block.ops:
+        if isinstance(r, ReadOp) and r.indices:
+            inner = r.tensor.type.get_shape()[-1]  # type: ignore[attr-defined]
+            if 1 < inner < lanes and lanes % inner == 0:
+                lanes = inner
+    return lanes
 
 
 def _innermost_is_spatial(op: ComputeOp) -> bool:
@@ -428,8 +504,10 @@ def _applies(fn: func.FuncOp, prims: list[Primitive]) -> bool:
     return True
 
 
-def default_schedule(fn: func.FuncOp, vector_bits: int = NATIVE_BITS) -> ScheduleOp:
-    scheduler = KernelScheduler(fn, vector_bits)
+def default_schedule(
+    fn: func.FuncOp, vector_bits: int = NATIVE_BITS, min_parallel_work: int = MIN_PARALLEL_WORK
+) -> ScheduleOp:
+    scheduler = KernelScheduler(fn, vector_bits, min_parallel_work)
     prims = scheduler.plan(templates=True)
     if not _applies(fn, prims):
         prims = scheduler.plan(templates=False)
@@ -453,13 +531,16 @@ class ApplyDefaultSchedulePass(ModulePass):
     vector_bits: int = NATIVE_BITS
     """The target's vector register width: 512 with AVX-512, 256 with AVX2."""
 
+    min_parallel_work: int = MIN_PARALLEL_WORK
+    """Stages with less work (elements x reduction extent) get no parallel loop."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not is_te_kernel(fn):
                 continue
             if any(isinstance(o, ScheduleOp) for o in fn.body.block.ops):
                 continue
-            sched = default_schedule(fn, self.vector_bits)
+            sched = default_schedule(fn, self.vector_bits, self.min_parallel_work)
             ret = fn.body.block.last_op
             assert ret is not None
             Rewriter.insert_op(sched, InsertPoint.before(ret))

@@ -180,6 +180,43 @@ class _RecurrentOp(NNVMOp):
         return b.reduce((batch, count), "sum", (k,), body, name=name, axes=("b", "g"),
                         reduce_axes=("k",), template="dense")
 
+    @staticmethod
+    def _te_project(
+        b: KernelBuilder,
+        a: Callable[[Expr, Expr], Expr],
+        shape: tuple[int, int],
+        k: int,
+        w: TensorRef,
+        d: int,
+        kn: bool,
+        name: str,
+    ) -> TensorRef:
+        """out[m, g] = sum_k a(m, k) * W_d[g, k]. With `kn` the weight is stored [dirs, K, G]
+        (contiguous along g), so the matmul template's register tiles apply; otherwise the
+        rows of W are dot products (the dense template)."""
+
+        def body(m: Expr, g: Expr, r: Expr) -> Expr:
+            return a(m, r) * (w[d, r, g] if kn else w[d, g, r])
+
+        return b.reduce(shape, "sum", (k,), body, name=name, axes=("m", "g"),
+                        reduce_axes=("k",), template="matmul" if kn else "dense")
+
+    def _te_input_projection(
+        self, b: KernelBuilder, x: TensorRef, w: TensorRef, d: int, dims: tuple[int, int, int],
+        gates: int, kn: bool,
+    ) -> Callable[[int, Expr, Expr], Expr]:
+        """X_t W^T for every step at once (one GEMM outside the recurrence, W read once);
+        returns (t, batch, g) -> the projection."""
+        seq, batch, inp = dims
+        layout = self.attr("layout")
+
+        def rows(m: Expr, k: Expr) -> Expr:
+            t, bi = (m, 0) if batch == 1 else (m // batch, m % batch)
+            return x[bi, t, k] if layout else x[t, bi, k]
+
+        gx = self._te_project(b, rows, (seq * batch, gates), inp, w, d, kn, f"x{d}")
+        return lambda t, bi, g: gx[bi + t * batch if batch > 1 else t, g]
+
     def _te_collect(
         self,
         b: KernelBuilder,
@@ -244,6 +281,8 @@ class LSTMOp(_RecurrentOp):
     clip = float_prop(0.0)
     input_forget = bool_prop(False)
     layout = int_prop(0)
+    weights_kn = bool_prop(False)
+    """W and R stored transposed, [dirs, K, 4H] (alter-layout sets it for constant weights)."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
@@ -251,12 +290,13 @@ class LSTMOp(_RecurrentOp):
         seq, batch, inp = self._x_dims(operand_types[0], layout)
         state = self._state_shape(dirs, batch, hidden, layout)
         h4 = 4 * hidden
+        kn = self.attr("weights_kn")
         self._check(
             operand_types,
             [
                 ("X", tuple(operand_types[0].get_shape())),
-                ("W", (dirs, h4, inp)),
-                ("R", (dirs, h4, hidden)),
+                ("W", (dirs, inp, h4) if kn else (dirs, h4, inp)),
+                ("R", (dirs, hidden, h4) if kn else (dirs, h4, hidden)),
                 ("B", (dirs, 2 * h4)),
                 ("initial_h", state),
                 ("initial_c", state),
@@ -274,6 +314,8 @@ class LSTMOp(_RecurrentOp):
         x, w, r, b, h0, c0, p = inputs
         hid = self.attr("hidden_size")
         w, r, b, p = (a.astype(np.float64) for a in (w, r, b, p))
+        if self.attr("weights_kn"):
+            w, r = w.transpose(0, 2, 1), r.transpose(0, 2, 1)
         couple = self.attr("input_forget")
 
         def step(d: int, xt: np.ndarray, state: list[np.ndarray]) -> list[np.ndarray]:
@@ -297,11 +339,13 @@ class LSTMOp(_RecurrentOp):
         hs: list[dict[int, TensorRef]] = []
         finals: list[list[TensorRef]] = []
         for d in range(dirs):
+            kn = self.attr("weights_kn")
+            gx = self._te_input_projection(b, x, w, d, (seq, batch, inp), 4 * hid, kn)
             h, c = self._te_state(h0, d), self._te_state(c0, d)
             per_step: dict[int, TensorRef] = {}
             last_c: TensorRef | None = None
             for t in self._te_steps(seq, d):
-                h_new, last_c = self._te_step(b, (x, w, r, bias, p), d, t, h, c, (batch, inp, hid))
+                h_new, last_c = self._te_step(b, (gx, r, bias, p), d, t, h, c, (batch, hid))
                 per_step[t] = h_new
                 h, c = _reader(h_new), _reader(last_c)
             assert last_c is not None
@@ -312,22 +356,22 @@ class LSTMOp(_RecurrentOp):
     def _te_step(
         self,
         b: KernelBuilder,
-        params: tuple[TensorRef, ...],
+        params: tuple,
         d: int,
         t: int,
         h: Callable[[Expr, Expr], Expr],
         c: Callable[[Expr, Expr], Expr],
-        dims: tuple[int, int, int],
+        dims: tuple[int, int],
     ) -> tuple[TensorRef, TensorRef]:
-        """One time step of one direction: (h_t, c_t)."""
-        x, w, r, bias, p = params
-        batch, inp, hid = dims
-        gx = self._te_matvec(b, self._te_x_at(x, t), inp, w, d, (0, 4 * hid), batch, f"x{d}.{t}")
-        gh = self._te_matvec(b, h, hid, r, d, (0, 4 * hid), batch, f"h{d}.{t}")
+        """One time step of one direction: (h_t, c_t); only h_{t-1} R^T is left to compute."""
+        gx, r, bias, p = params
+        batch, hid = dims
+        kn = self.attr("weights_kn")
+        gh = self._te_project(b, h, (batch, 4 * hid), hid, r, d, kn, f"h{d}.{t}")
 
         def gate(bi: Expr, j: Expr, k: int) -> Expr:
             g = j + k * hid
-            return gx[bi, g] + gh[bi, g] + bias[d, g] + bias[d, g + 4 * hid]
+            return gx(t, bi, g) + gh[bi, g] + bias[d, g] + bias[d, g + 4 * hid]
 
         def cell(bi: Expr, j: Expr) -> Expr:
             cv = c(bi, j)

@@ -262,7 +262,9 @@ class LayoutTransformOp(UnaryTransformOp):
             logical = topi.from_blocked(dst.axes, dst.canonical, i)
             return x[topi.to_blocked(src.axes, dict(zip(dst.canonical, logical, strict=True)))]
 
-        return [b.compute(shape, body)]
+        # between blocked layouts the default schedule keeps vectors within one source block
+        reblock = self.attr("src_layout")[-1].islower() and self.attr("dst_layout")[-1].islower()
+        return [b.compute(shape, body, template="reblock" if reblock else None)]
 
 
 _BLOCK_MODES = ("DCR", "CRD")

@@ -58,3 +58,24 @@ func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
   }) : (index, index, index, index, index, index) -> ()
   func.return
 }
+
+// A static alloca at the top of the body (a thread's scratch tile) is made once per thread at
+// the outlined function's entry, not once per iteration inside the chunk loop.
+// CHECK-LABEL: func.func private @scratch_par0(%{{.*}}: !llvm.ptr)
+// CHECK:         %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    scf.for
+// CHECK-NOT:       memref.alloca
+// CHECK:           memref.store %{{.*}}, %[[T]]
+func.func @scratch(%a: memref<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c10 = arith.constant 10 : index
+  "scf.parallel"(%c0, %c10, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %t = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+    %x = memref.load %a[%i] : memref<10xf32>
+    memref.store %x, %t[%c0] : memref<4xf32>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}

@@ -116,6 +116,22 @@ func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: ten
   func.return %c10, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
 }
 
+// An lstm with constant weights reads them transposed, [dirs, K, 4H]; runtime weights stay.
+// CHECK-LABEL: func.func @lstm_weights
+// CHECK:         %[[WT:.*]] = nnvm.transpose %w {perm = [0, 2, 1]} : (tensor<1x16x3xf32>) -> tensor<1x3x16xf32>
+// CHECK-NEXT:    %[[RT:.*]] = nnvm.transpose %r {perm = [0, 2, 1]} : (tensor<1x16x4xf32>) -> tensor<1x4x16xf32>
+// CHECK-NEXT:    nnvm.lstm %x, %[[WT]], %[[RT]], %b, %h0, %c0, %p {hidden_size = 4, weights_kn = true}
+// CHECK-NEXT:    nnvm.lstm %x, %wx, %r, %b, %h0, %c0, %p {hidden_size = 4} :
+func.func @lstm_weights(%x: tensor<5x2x3xf32>, %wx: tensor<1x16x3xf32>, %h0: tensor<1x2x4xf32>, %c0: tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<5x1x2x4xf32>) {
+  %w = nnvm.param "w" : tensor<1x16x3xf32>
+  %r = nnvm.param "r" : tensor<1x16x4xf32>
+  %b = nnvm.param "b" : tensor<1x32xf32>
+  %p = nnvm.param "p" : tensor<1x12xf32>
+  %y, %y_h, %y_c = nnvm.lstm %x, %w, %r, %b, %h0, %c0, %p {hidden_size = 4} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  %y2, %y2_h, %y2_c = nnvm.lstm %x, %wx, %r, %b, %h0, %c0, %p {hidden_size = 4} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  func.return %y, %y2 : tensor<5x1x2x4xf32>, tensor<5x1x2x4xf32>
+}
+
 // Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
@@ -132,3 +148,4 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 1 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -1,6 +1,7 @@
 // apply-default-schedule writes each te kernel's schedule as IR, chosen by its stages' kinds.
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule | filecheck %s
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule,lower-te-to-affine | filecheck %s --check-prefix=LOOPS
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0} | filecheck %s
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0},lower-te-to-affine | filecheck %s --check-prefix=LOOPS
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule | filecheck %s --check-prefix=SMALL
 
 // An elementwise chain: producers inlined, axes fused, native-width vectors, parallel outer.
 // CHECK-LABEL: func.func private @fused_add_exp_mul
@@ -16,11 +17,28 @@
 // LOOPS:       "scf.parallel"(%c0, %c12, %c1)
 // LOOPS:         math.exp %{{.*}} : vector<8xf32>
 // LOOPS-NOT:   memref.alloc
+// With the default min_parallel_work, 96 elements are too few to pay for a fork/join.
+// SMALL-LABEL: func.func private @fused_add_exp_mul
+// SMALL:       te.vectorize "mul" mul.fused.i
+// SMALL-NEXT:  }
 func.func private @fused_add_exp_mul(%x: tensor<2x3x16xf32>, %y: tensor<3x1xf32>) -> tensor<2x3x16xf32> {
   %a = nnvm.add %x, %y : (tensor<2x3x16xf32>, tensor<3x1xf32>) -> tensor<2x3x16xf32>
   %e = nnvm.exp %a : (tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
   %m = nnvm.mul %e, %x : (tensor<2x3x16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
   func.return %m : tensor<2x3x16xf32>
+}
+
+// -----
+
+// A layout transform between blocked layouts: vectors of the source's block (4), so each is
+// one contiguous load.
+// CHECK-LABEL: func.func @reblock
+// CHECK:      te.split "layout_transform" m by 4
+// LOOPS-LABEL: func.func @reblock
+// LOOPS:       vector.load %{{.*}} : memref<1x4x3x3x4xf32>, vector<4xf32>
+func.func @reblock(%x: tensor<1x4x3x3x4xf32>) -> tensor<1x2x3x3x8xf32> {
+  %y = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW8c"} : (tensor<1x4x3x3x4xf32>) -> tensor<1x2x3x3x8xf32>
+  func.return %y : tensor<1x2x3x3x8xf32>
 }
 
 // -----
@@ -70,6 +88,7 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: te.reorder "conv2d" (n, ocb, oh, icb, kh, kw, ic, ow, oc)
 // CHECK-NEXT: te.unroll "conv2d" ow
 // CHECK-NEXT: te.vectorize "conv2d" oc
+// CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k, l, m) -> conv2d.pad.fused
 // LOOPS-LABEL: func.func private @fused_conv2d_add_relu
 // LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x1x6x8xf32>
 // LOOPS:       scf.for %icb =
@@ -79,6 +98,23 @@ func.func private @fused_conv2d_add_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2
   %a = nnvm.add %c, %b : (tensor<1x2x6x6x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>
   %r = nnvm.relu %a : (tensor<1x2x6x6x8xf32>) -> tensor<1x2x6x6x8xf32>
   func.return %r : tensor<1x2x6x6x8xf32>
+}
+
+// -----
+
+// A depthwise conv computes its padded input inside the output tile: only the 3 rows x 8
+// columns the tile reads are copied, into a per-thread buffer.
+// CHECK-LABEL: func.func private @fused_depthwise
+// CHECK:      te.vectorize "conv2d" oc
+// CHECK-NEXT: te.vectorize "conv2d.pad" m
+// CHECK-NEXT: te.compute_at "conv2d.pad" at "conv2d" oh
+// LOOPS-LABEL: func.func private @fused_depthwise
+// LOOPS:       "scf.parallel"
+// LOOPS:       %conv2d.pad = memref.alloca() {alignment = 64 : i64} : memref<1x1x3x8x8xf32>
+func.func private @fused_depthwise(%x: tensor<1x1x6x6x8xf32>, %w: tensor<1x1x3x3x1x8xf32>) -> tensor<1x1x6x6x8xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], groups = 8, data_layout = "NCHW8c", kernel_layout = "OIHW1i8o"} : (tensor<1x1x6x6x8xf32>, tensor<1x1x3x3x1x8xf32>) -> tensor<1x1x6x6x8xf32>
+  %r = nnvm.relu %c : (tensor<1x1x6x6x8xf32>) -> tensor<1x1x6x6x8xf32>
+  func.return %r : tensor<1x1x6x6x8xf32>
 }
 
 // -----

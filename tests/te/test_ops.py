@@ -141,6 +141,12 @@ CONV: list[tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
         {"strides": (2, 2), "padding": (1, 1, 1, 1), "groups": 8, "data_layout": "NCHW4c",
          "kernel_layout": "OIHW1i4o"},
     ),
+    (  # depthwise, stride 1: its padded input computed per output tile (pad_at)
+        (1, 1, 9, 9, 8),
+        (1, 1, 3, 3, 1, 8),
+        {"padding": (1, 1, 1, 1), "groups": 8, "data_layout": "NCHW8c",
+         "kernel_layout": "OIHW1i8o"},
+    ),
     (  # a stem: NCHW in, NCHW<b>c out
         (1, 3, 9, 9),
         (2, 1, 3, 3, 3, 8),
@@ -283,6 +289,11 @@ TRANSFORM: list[tuple[type, list[tuple[int, ...]], dict[str, Any]]] = [
         [(1, 2, 3, 3, 8)],
         {"src_layout": "NCHW8c", "dst_layout": "NCHW4c"},
     ),
+    (  # vectors of the source's 4-lane block, not 8 (see _block_lanes)
+        transform.LayoutTransformOp,
+        [(1, 4, 3, 3, 4)],
+        {"src_layout": "NCHW4c", "dst_layout": "NCHW8c"},
+    ),
     (transform.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2}),
     (transform.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}),
     (transform.SpaceToDepthOp, [(1, 2, 4, 6)], {"blocksize": 2}),
@@ -371,12 +382,31 @@ def _rnn_inputs(m: Any, seed: int = 0) -> list[np.ndarray]:
     ids=["forward", "bidirectional-clip", "reverse-coupled-layout1"],
 )
 def test_lstm(props: dict[str, Any]) -> None:
+    _check_lstm(props, batch=2, inp=4)
+
+
+@pytest.mark.parametrize(
+    ("props", "batch"),
+    [({"hidden_size": 3, "direction": "bidirectional"}, 2),
+     ({"hidden_size": 16, "layout": 1}, 1)],
+    ids=["bidirectional-batch2", "gemv-tiles-layout1"],
+)
+def test_lstm_weights_kn(props: dict[str, Any], batch: int) -> None:
+    """Transposed weights: the input projection and each step's h R^T are matmul tiles
+    inside the kernel (cache_write tiles; 4H = 64 columns make GEMV tiles of 8 vectors)."""
+    _check_lstm({**props, "weights_kn": True}, batch=batch, inp=8)
+
+
+def _check_lstm(props: dict[str, Any], batch: int, inp: int) -> None:
     h = props["hidden_size"]
     dirs = 2 if props.get("direction") == "bidirectional" else 1
     layout = props.get("layout", 0)
-    x = (2, 3, 4) if layout else (3, 2, 4)
-    st = (2, dirs, h) if layout else (dirs, 2, h)
-    shapes = [x, (dirs, 4 * h, 4), (dirs, 4 * h, h), (dirs, 8 * h), st, st, (dirs, 3 * h)]
+    x = (batch, 3, inp) if layout else (3, batch, inp)
+    st = (batch, dirs, h) if layout else (dirs, batch, h)
+    kn = props.get("weights_kn", False)
+    w = (dirs, inp, 4 * h) if kn else (dirs, 4 * h, inp)
+    r = (dirs, h, 4 * h) if kn else (dirs, 4 * h, h)
+    shapes = [x, w, r, (dirs, 8 * h), st, st, (dirs, 3 * h)]
     m = op_module(nn_rnn.LSTMOp, [t(s) for s in shapes], **props)
     check(m, _rnn_inputs(m), rtol=1e-4, atol=1e-5)
 
