@@ -57,12 +57,14 @@ class _Tolerances(dict):  # type: ignore[type-arg]
         return dict(TOLERANCE)
 
 
-def _build_backend_test(backend: type = NNVMBackend, module: str = __name__) -> Any:
+def _build_backend_test(
+    backend: type = NNVMBackend, module: str = __name__, extra_xfail: dict[str, str] | None = None
+) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bt = onnx.backend.test.BackendTest(backend, module, test_kwargs=_Tolerances())
     bt.exclude(r"_cuda$")
-    for pattern in XFAIL:
+    for pattern in {**XFAIL, **(extra_xfail or {})}:
         bt.xfail(pattern)
     return bt
 
@@ -87,13 +89,15 @@ def collect(
     module: str = __name__,
     prefix: str = "TestOnnxNode",
     tier=_tier,
+    extra_xfail: dict[str, str] | None = None,
 ) -> dict[str, type[unittest.TestCase]]:
     """unittest classes `<prefix>Core` (fast tier) and `<prefix>Full` (slow tier) holding the
     backend tests `tier(name, category, supported)` assigns to each."""
     supported = set(supported_ops())
     fast: dict[str, Any] = {}
     slow: dict[str, Any] = {}
-    for class_name, case in _build_backend_test(backend, module).test_cases.items():
+    tests = _build_backend_test(backend, module, extra_xfail).test_cases
+    for class_name, case in tests.items():
         category = re.sub(r"^OnnxBackend|ModelTest$", "", class_name)
         for name in dir(case):
             if not name.startswith("test_"):
