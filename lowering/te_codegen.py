@@ -97,6 +97,23 @@ class Val:
     mult: int = 1
 
 
+def _known_multiple(v: SSAValue, depth: int = 4) -> int:
+    """A number the index `v` is known to be a multiple of, from its defining ops (a tile
+    offset `j.o * 32` is a multiple of 32): lets a lane index plus that offset stay aligned."""
+    op = v.owner
+    if depth == 0 or not isinstance(op, Operation):
+        return 1
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        c = abs(int(op.value.value.data))
+        return min(c, BIG) if c else BIG
+    if isinstance(op, arith.MuliOp):
+        a, b = (_known_multiple(o, depth - 1) for o in op.operands)
+        return min(a * b, BIG)
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        return math.gcd(*(_known_multiple(o, depth - 1) for o in op.operands))
+    return 1
+
+
 @dataclass
 class View:
     """Where a stage's values live: a buffer, and per dimension the offset of its first
@@ -691,10 +708,10 @@ class KernelGenerator:
         for d, v in enumerate(nest.stage.spatial_root):
             x = vals[v]
             off = nest.offsets[d]
-            r = x if off is None else self.iadd(x, Val(off))
+            r = x if off is None else self.iadd(x, Val(off, mult=_known_multiple(off)))
             real.append(r)
             voff = nest.view.offsets[d]
-            buf.append(r if voff is None else self.isub(r, Val(voff)))
+            buf.append(r if voff is None else self.isub(r, Val(voff, mult=_known_multiple(voff))))
         return real, buf
 
     def emit_init(self, nest: Nest, scope: Scope, vals: dict[IterVar, Val]) -> None:

@@ -134,7 +134,7 @@ class KernelScheduler:
 
     def _inlinable(self, info: StageInfo) -> bool:
         op = info.op
-        if info.is_output or op.reduce_kind is not None or op.template_name == "pad":
+        if info.is_output or op.reduce_kind is not None or op.template_name in ("pad", "pack"):
             return False
         return len(info.readers) == 1 and isinstance(info.readers[0], ComputeOp)
 

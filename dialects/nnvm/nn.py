@@ -158,11 +158,25 @@ class MatmulOp(NNVMOp):
         a2, c2 = a.ndim >= 2, c.ndim >= 2
         nb = len(shape) - int(a2) - int(c2)
         k = a.shape[-1]
+        n = shape[-1]
+        packed = None
+        if a2 and c.ndim == 2 and n % PANEL == 0 and k >= PANEL and a.shape[-2] >= PANEL:
+            # pack the second operand into [N/PANEL][K][PANEL] column panels: the register
+            # tiles then stream it contiguously instead of with a row stride
+            packed = b.compute(
+                (n // PANEL, k, PANEL),
+                lambda jo, kk, ji: c[kk, jo * PANEL + ji],
+                name="pack",
+                template="pack",
+            )
 
         def body(*args: Expr) -> Expr:
             *idx, r = args
             batch = idx[:nb]
             ai = [*topi.broadcast_index(batch, a.shape[:-2]), idx[nb], r] if a2 else [r]
+            if packed is not None:
+                j = idx[-1]
+                return a[ai] * packed[j // PANEL, r, j % PANEL]
             ci = [*topi.broadcast_index(batch, c.shape[:-2]), r, idx[-1]] if c2 else [r]
             return a[ai] * c[ci]
 
@@ -171,6 +185,10 @@ class MatmulOp(NNVMOp):
         reduce = "k" if len(shape) < 3 else "r"
         return [topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=(reduce,),
                             template=template)]
+
+
+PANEL = 32
+"""Column-panel width of a packed matmul operand (two AVX-512 or four AVX2 f32 vectors)."""
 
 
 @irdl_op_definition

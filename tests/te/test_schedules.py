@@ -227,3 +227,23 @@ def test_random_legal_schedules_keep_results(text: str, data: st.DataObject) -> 
 def test_default_schedule_is_legal_for_every_case() -> None:
     for text in (MATMUL, CONV, CHAIN):
         check(parse(text), atol=1e-4)
+
+
+PACKED_MATMUL = """
+func.func @k(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %m = nnvm.matmul %a, %b : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %m : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("m,k,n", [(32, 32, 32), (40, 96, 64), (33, 40, 96)])
+def test_packed_matmul_panels_keep_results(m: int, k: int, n: int) -> None:
+    """A matmul whose second operand is packed into [N/32][K][32] column panels (the default
+    schedule's GEMM path): the panels are read at j // 32, j % 32 inside the register tiles."""
+    text = PACKED_MATMUL.format(m=m, k=k, n=n)
+    module = parse(text)
+    LowerToTE().apply(CTX, module)
+    assert "pack" in str(module)
+    check(parse(text), atol=1e-4)
+    check(parse(text), schedule=None, atol=1e-4)
