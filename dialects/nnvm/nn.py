@@ -158,7 +158,7 @@ class MatmulOp(NNVMOp):
         a2, c2 = a.ndim >= 2, c.ndim >= 2
         nb = len(shape) - int(a2) - int(c2)
         k = a.shape[-1]
-        n = shape[-1]
+        n = shape[-1] if shape else 1  # 1-D x 1-D is a scalar
         packed = None
         if a2 and c.ndim == 2 and n % PANEL == 0 and k >= PANEL and a.shape[-2] >= PANEL:
             # pack the second operand into [N/PANEL][K][PANEL] column panels: the register

@@ -19,7 +19,7 @@ FAST = re.compile(
     r"reduce_sum_empty_set_non_reduced_axis_zero|reshape_allowzero_reordered|"
     r"(max|min)_uint(8|64)|mod_float_edge_cases_fmod_0_float32|mod_mixed_sign_float32|"
     r"conv_with_strides_and_asymmetric_padding|maxpool_2d_ceil|softmax_axis_1|"
-    r"layer_normalization_4d_axis1)$"
+    r"layer_normalization_4d_axis1|matmul_1d_1d)$"
 )
 
 
