@@ -96,9 +96,12 @@ def formula_accesses(
     producer: SSAValue,
     inlined: dict[SSAValue, ComputeOp],
     out: list[list[Form]],
+    extents: dict[IterVar, int] | None = None,
 ) -> None:
     """Collect the index forms of every read of `producer` in a formula (through inlined
-    stages, whose formulas are followed with the read's indices as their arguments)."""
+    stages, whose formulas are followed with the read's indices as their arguments).
+    With the loop `extents`, `x // c` and `x % c` stay linear where x's part that c does not
+    divide provably lies in [0, c) (a packed layout read through a split loop)."""
     env: dict[SSAValue, Form] = dict(zip(block.args, args, strict=True))
 
     def get(v: SSAValue) -> Form:
@@ -114,7 +117,7 @@ def formula_accesses(
                 out.append(idx)
             elif op.tensor in inlined:
                 inner = inlined[op.tensor]
-                formula_accesses(inner.block, idx, producer, inlined, out)
+                formula_accesses(inner.block, idx, producer, inlined, out, extents)
             continue
         if len(op.results) != 1 or not isinstance(op.results[0].type, IndexType):
             continue
@@ -134,8 +137,38 @@ def formula_accesses(
                 env[res] = b.scale(a.const)
             else:
                 env[res] = None
+        elif isinstance(op, arith.FloorDivSIOp | arith.RemSIOp):
+            a, b = get(op.lhs), get(op.rhs)
+            parts = None
+            if a is not None and b is not None and b.is_const() and b.const > 0:
+                parts = _divmod(a, b.const, extents or {})
+            if parts is None:
+                env[res] = None
+            else:
+                env[res] = parts[0] if isinstance(op, arith.FloorDivSIOp) else parts[1]
         else:
             env[res] = None
+
+
+def _divmod(a: Linear, c: int, extents: dict[IterVar, int]) -> tuple[Linear, Linear] | None:
+    """(a // c, a % c) as linear forms, when the terms of a that c does not divide (and the
+    constant's remainder) stay within [0, c) over the loops' ranges; None otherwise."""
+    quot = Linear({}, a.const // c)
+    rem = Linear({}, a.const % c)
+    lo = hi = a.const % c
+    for k, coef in a.terms.items():
+        if coef % c == 0:
+            quot = quot.add(Linear.of(k, coef // c))
+            continue
+        if not isinstance(k, IterVar) or k not in extents:
+            return None
+        span = coef * (extents[k] - 1)
+        lo += min(0, span)
+        hi += max(0, span)
+        rem = rem.add(Linear.of(k, coef))
+    if lo < 0 or hi >= c:
+        return None
+    return quot, rem
 
 
 @dataclass

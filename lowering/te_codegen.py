@@ -573,7 +573,8 @@ class KernelGenerator:
             if s.attach == "inline" and s.compute is not None
         }
         accesses: list[list[Form]] = []
-        formula_accesses(nest.compute.block, args, producer.value, inlined, accesses)  # type: ignore[arg-type]
+        block, extents = nest.compute.block, dict(nest.ext)
+        formula_accesses(block, args, producer.value, inlined, accesses, extents)  # type: ignore[arg-type]
         inner = {v: nest.ext[v] for v in leaves[k + 1 :]}
         outer = {v: nest.ext[v] for v in vals}
         regions: list[DimRegion] = infer_region(accesses, producer.shape, inner, outer)

@@ -485,20 +485,42 @@ class CacheWriteOp(Primitive):
 @irdl_op_definition
 class CacheReadOp(Primitive):
     """`te.cache_read "arg0" for ["C"] -> "A.local"`: the readers read a copy of the tensor,
-    which compute_at can place per tile (packing a panel into a local buffer)."""
+    which compute_at can place per tile (packing a panel into a local buffer).
+
+    `... -> "B.p" panel 1 by 32` also changes the copy's layout: axis 1 is split by 32, its
+    outer part becomes the first axis and its inner part the last, so a 16x96 tensor is copied
+    into 3x16x32 panels and a reader's `B[k, j]` becomes `B.p[j // 32, k, j % 32]` (GEMM
+    column panels). A factor that does not divide the axis pads the last panel with zeros."""
 
     name = "te.cache_read"
     readers = prop_def(ArrayAttr[StringAttr])
     result = prop_def(StringAttr)
+    panel_axis = opt_prop_def(IntegerAttr.constr(type=i64))
+    panel_factor = opt_prop_def(IntegerAttr.constr(type=i64))
 
     @staticmethod
-    def make(stage: str, readers: Sequence[str], result: str | None = None) -> CacheReadOp:
-        return CacheReadOp.create(
-            properties={
-                "stage": StringAttr(stage),
-                "readers": _strs(readers),
-                "result": StringAttr(result or f"{stage}.local"),
-            }
+    def make(
+        stage: str, readers: Sequence[str], result: str | None = None,
+        panel: tuple[int, int] | None = None,
+    ) -> CacheReadOp:  # fmt: skip
+        props: dict[str, Attribute] = {
+            "stage": StringAttr(stage),
+            "readers": _strs(readers),
+            "result": StringAttr(result or f"{stage}.local"),
+        }
+        if panel is not None:
+            props["panel_axis"] = IntegerAttr(panel[0], i64)
+            props["panel_factor"] = IntegerAttr(panel[1], i64)
+        return CacheReadOp.create(properties=props)
+
+    @property
+    def panel(self) -> tuple[int, int] | None:
+        """(axis, factor) of the packed layout, or None for a copy in the same layout."""
+        if self.panel_axis is None or self.panel_factor is None:
+            return None
+        return (
+            self.panel_axis.value.data,  # type: ignore[attr-defined]
+            self.panel_factor.value.data,  # type: ignore[attr-defined]
         )
 
     def print(self, printer: Printer) -> None:
@@ -507,6 +529,9 @@ class CacheReadOp(Primitive):
         printer.print_list([r.data for r in self.readers.data], printer.print_string_literal)
         printer.print_string("] -> ")
         printer.print_string_literal(self.result.data)
+        panel = self.panel
+        if panel is not None:
+            printer.print_string(f" panel {panel[0]} by {panel[1]}")
         self._finish_print(printer)
 
     @classmethod
@@ -519,11 +544,17 @@ class CacheReadOp(Primitive):
         result = f"{stage}.local"
         if parser.parse_optional_punctuation("->") is not None:
             result = parser.parse_str_literal()
-        props = {
+        props: dict[str, Attribute] = {
             "stage": StringAttr(stage),
             "readers": _strs(readers),
             "result": StringAttr(result),
         }
+        if parser.parse_optional_keyword("panel") is not None:
+            axis = parser.parse_integer(allow_boolean=False, context_msg=" (the panel axis)")
+            parser.parse_keyword("by")
+            factor = parser.parse_integer(allow_boolean=False, context_msg=" (the panel width)")
+            props["panel_axis"] = IntegerAttr(axis, i64)
+            props["panel_factor"] = IntegerAttr(factor, i64)
         return cls._finish_parse(parser, props)
 
 

@@ -503,15 +503,34 @@ class ScheduleState:
             if first_reader is None or _before(compute, first_reader):
                 first_reader = compute
         assert first_reader is not None
-        names = [f"ax{k}" for k in range(len(stage.shape))]
-        copy = _copy_compute(new_name, stage.value, names)
+        panel = prim.panel
+        if panel is not None:
+            axis, factor = panel
+            rank = len(stage.shape)
+            if not 0 <= axis < rank:
+                raise DiagnosticError(
+                    prim,
+                    f"te.cache_read: panel axis {axis} is out of range for the rank-{rank} "
+                    f"tensor '{stage.name}'",
+                )
+            if factor <= 0:
+                raise DiagnosticError(
+                    prim, f"te.cache_read: the panel width must be positive, got {factor}"
+                )
+            copy = _panel_compute(new_name, stage.value, axis, factor)
+        else:
+            names = [f"ax{k}" for k in range(len(stage.shape))]
+            copy = _copy_compute(new_name, stage.value, names)
         Rewriter.insert_op(copy, InsertPoint.before(first_reader))
         for reader in readers:
             compute = reader.compute
             assert compute is not None
             for op in list(compute.block.ops):
                 if isinstance(op, ReadOp) and op.tensor == stage.value:
-                    op.operands[0] = copy.result
+                    if panel is None:
+                        op.operands[0] = copy.result
+                    else:
+                        _read_panel(op, copy.result, *panel)
         self._insert_stage(
             self._compute_stage(new_name, copy), before=self.by_value[first_reader.result]
         )
@@ -736,6 +755,50 @@ def _copy_compute(tag: str, source: SSAValue, names: list[str]) -> ComputeOp:
     read = ReadOp(source, list(block.args))
     block.add_ops([read, YieldOp(read.result)])
     return ComputeOp(tag, t, names, Region(block))
+
+
+def _panel_compute(tag: str, source: SSAValue, axis: int, factor: int) -> ComputeOp:
+    """tag[o, rest..., i] = source[rest with axis = o * factor + i], zero past the axis' end:
+    the axis split by `factor`, its outer part first and its inner part last."""
+    t = source.type
+    assert isinstance(t, TensorType)
+    shape = list(t.get_shape())
+    extent = shape[axis]
+    rest = [k for k in range(len(shape)) if k != axis]
+    names = [f"ax{axis}o", *(f"ax{k}" for k in rest), f"ax{axis}i"]
+    block = make_compute_block(len(names), names)
+    outer, *rest_args, inner = block.args
+    f = exprs.constant(factor, exprs.INDEX)
+    mul = exprs.binary("*", outer, f.results[0])
+    idx = exprs.binary("+", mul.results[0], inner)
+    block.add_ops([f, mul, idx])
+    indices = list(rest_args)
+    indices.insert(axis, idx.results[0])
+    read = ReadOp(source, indices)
+    block.add_op(read)
+    value = read.result
+    if extent % factor:
+        limit = exprs.constant(extent, exprs.INDEX)
+        inside = exprs.compare_infix("<", idx.results[0], limit.results[0])
+        zero = exprs.constant(0, t.element_type)
+        sel = exprs.select(inside.results[0], read.result, zero.results[0])
+        block.add_ops([limit, inside, zero, sel])
+        value = sel.results[0]
+    block.add_op(YieldOp(value))
+    packed = [-(-extent // factor), *(shape[k] for k in rest), factor]
+    return ComputeOp(tag, TensorType(t.element_type, packed), names, Region(block))
+
+
+def _read_panel(read: ReadOp, packed: SSAValue, axis: int, factor: int) -> None:
+    """Rewrite `src[.., x, ..]` (x at `axis`) into `packed[x // factor, .., x % factor]`."""
+    indices = list(read.indices)
+    x = indices.pop(axis)
+    f = exprs.constant(factor, exprs.INDEX)
+    div = exprs.binary("floordiv", x, f.results[0])
+    rem = exprs.binary("rem", x, f.results[0])
+    new = ReadOp(packed, [div.results[0], *indices, rem.results[0]])
+    Rewriter.insert_op([f, div, rem], InsertPoint.before(read))
+    Rewriter.replace_op(read, new)
 
 
 def _build_rfactor(

@@ -345,6 +345,30 @@ func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
 
 // -----
 
+// A panel layout whose axis the tensor does not have.
+func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
+  te.schedule {
+    // expected-error @+1 {{te.cache_read: panel axis 2 is out of range for the rank-2 tensor 'arg1'}}
+    te.cache_read "arg1" for ["C"] -> "B.p" panel 2 by 4
+  }
+  func.return %C : tensor<5x9xf32>
+}
+
+// -----
+
+// A panel layout of width zero.
+func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
+  te.schedule {
+    // expected-error @+1 {{te.cache_read: the panel width must be positive, got 0}}
+    te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 0
+  }
+  func.return %C : tensor<5x9xf32>
+}
+
+// -----
+
 // Bind needs a GPU target.
 func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>

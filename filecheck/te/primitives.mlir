@@ -317,6 +317,42 @@ func.func @cache_read(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9x
 
 // -----
 
+// cache_read with a panel layout: B (16x36) is copied into [36/8][16][8] column panels, the
+// last one padded with zeros; C reads B[k, j] as B.p[j // 8, k, j % 8]. Computed at C's j.o,
+// the copy is the one 16x8 panel that iteration streams through, vector by vector.
+// CHECK-LABEL: func.func @cache_read_panel
+// CHECK:      %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16x8xf32>
+// CHECK:      scf.for %j.o = %c0 to %c5 step %c1 {
+// CHECK-NEXT:   scf.for %ax0 = %c0 to %c16 step %c1 {
+// CHECK-NEXT:     scf.for %ax1i = %c0 to %c8 step %c1 {
+// CHECK-NEXT:       %[[O:.*]] = arith.muli %j.o, %c8 : index
+// CHECK-NEXT:       %[[J:.*]] = arith.addi %[[O]], %ax1i : index
+// CHECK-NEXT:       %[[IN:.*]] = arith.cmpi slt, %[[J]], %c36 : index
+// CHECK-NEXT:       %[[V:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK-NEXT:         memref.load %B[%ax0, %[[J]]] : memref<16x36xf32>
+// CHECK:            } else {
+// CHECK-NEXT:         arith.constant 0.000000e+00 : f32
+// CHECK:            memref.store %[[V]], %[[P]][%c0, %ax0, %ax1i] : memref<1x16x8xf32>
+// CHECK:        scf.for %i = %c0 to %c5 step %c1 {
+// CHECK:          scf.for %k = %c0 to %c16 step %c1 {
+// CHECK:            %[[Q:.*]] = arith.floordivsi %{{.*}}, %c8 : index
+// CHECK-NEXT:       %[[R:.*]] = arith.remsi %{{.*}}, %c8 : index
+// CHECK-NEXT:       %[[Q0:.*]] = arith.subi %[[Q]], %j.o : index
+// CHECK-NEXT:       vector.load %[[P]][%[[Q0]], %k, %[[R]]] : memref<1x16x8xf32>, vector<8xf32>
+func.func @cache_read_panel(%A: tensor<5x16xf32>, %B: tensor<16x36xf32>) -> tensor<5x36xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x36xf32>) -> tensor<5x36xf32>
+  te.schedule {
+    te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 8
+    te.split "C" j by 8 -> (j.o, j.i)
+    te.reorder "C" (j.o, i, k, j.i)
+    te.vectorize "C" j.i
+    te.compute_at "B.p" at "C" j.o
+  }
+  func.return %C : tensor<5x36xf32>
+}
+
+// -----
+
 // rfactor: a row sum split by 8; C.rf keeps 8 partial sums (vectorized across k.i), C adds
 // them up.
 // CHECK-LABEL: func.func @rfactor

@@ -59,6 +59,7 @@ func.func @formulas(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %n: tensor<8xi32>) -
 // CHECK-NEXT:   te.compute_root "E"
 // CHECK-NEXT:   te.cache_write "D" -> "D.local"
 // CHECK-NEXT:   te.cache_read "arg0" for ["C", "D"] -> "A.local"
+// CHECK-NEXT:   te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 32
 // CHECK-NEXT:   te.rfactor "C" k -> "C.rf"
 // CHECK-NEXT:   te.bind "D" f to "blockIdx.x"
 // CHECK-NEXT:   te.tensorize "D" ji with "vta.gemm"
@@ -80,6 +81,7 @@ func.func @schedule(%x: tensor<2xf32>) -> tensor<2xf32> {
     te.compute_root "E"
     te.cache_write "D"
     te.cache_read "arg0" for ["C", "D"] -> "A.local"
+    te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 32
     te.rfactor "C" k
     te.bind "D" f to "blockIdx.x"
     te.tensorize "D" ji with "vta.gemm"

@@ -67,6 +67,15 @@ SCHEDULES = {
         'te.compute_at "C.l" at "C" jo\nte.reorder "C.l" (i, k, j)\nte.vectorize "C.l" j'
     ),
     "cache_read": 'te.cache_read "arg1" for ["C"] -> "B.l"\nte.compute_at "B.l" at "C" i',
+    # packed copies: B[k, j] read as B.p[j // f, k, j % f]; 4 and 5 leave zero-padded tails
+    "cache_read_panel": 'te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 4',
+    "cache_read_panel_rows": 'te.cache_read "arg1" for ["C"] -> "B.p" panel 0 by 5',
+    "cache_read_panel_at": (
+        'te.cache_read "arg1" for ["C"] -> "B.p" panel 1 by 4\n'
+        'te.split "C" j by 4 -> (jo, ji)\nte.reorder "C" (jo, i, k, ji)\n'
+        'te.vectorize "C" ji\nte.compute_at "B.p" at "C" jo'
+    ),
+    "cache_read_panel_bias": 'te.cache_read "arg2" for ["D"] -> "b.p" panel 0 by 8',
     "rfactor": (
         'te.split "C" k by 5 -> (ko, ki)\nte.rfactor "C" ki -> "C.rf"\n'
         'te.reorder "C.rf" (i, j, ko, ki)\nte.vectorize "C.rf" ki\nte.compute_at "C.rf" at "C" j'
