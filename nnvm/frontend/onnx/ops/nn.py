@@ -379,11 +379,25 @@ def _pool3d(
 ) -> Value:
     """3-D pooling as 2-D pooling over (H, W) and a 2-D pooling over (D, H*W'): both window
     reductions (max, or sum with per-position counts) are separable across axes."""
-    n, c, d, h, w = ctx.shape(x)
     if op == "nnvm.avg_pool2d":
         # The average's divisor is not separable in general (count_include_pad = 0 with pads
         # in two directions); it is a product of per-axis counts, so compute it that way.
         return _avg_pool3d(ctx, x, kernel, strides, dil, pads, props)
+    return _separable_pool3d(ctx, op, x, kernel, strides, dil, pads, props)
+
+
+def _separable_pool3d(
+    ctx: NodeContext,
+    op: str,
+    x: Value,
+    kernel: list[int],
+    strides: list[int],
+    dil: list[int],
+    pads: list[int],
+    props: dict[str, bool],
+) -> Value:
+    """The two 2-D pools of a 3-D pool: over (H, W), then over (D, H*W')."""
+    n, c, d, h, w = ctx.shape(x)
     hw = ctx.emit("nnvm.reshape", x, shape=[n, c * d, h, w])
     hw = ctx.emit(
         op,
@@ -420,31 +434,10 @@ def _avg_pool3d(
 ) -> Value:
     """Window sums by separable 2-D average pools that count the padding (avg * window size),
     divided by a divisor computed at import (it depends on shapes only)."""
-    n, c, d, h, w = ctx.shape(x)
+    _, _, d, h, w = ctx.shape(x)
     counting = {"ceil_mode": props["ceil_mode"], "count_include_pad": True}
-    hw = ctx.emit("nnvm.reshape", x, shape=[n, c * d, h, w])
-    hw = ctx.emit(
-        "nnvm.avg_pool2d",
-        hw,
-        pool_size=kernel[1:],
-        strides=strides[1:],
-        padding=[pads[1], pads[2], pads[4], pads[5]],
-        dilation=dil[1:],
-        **counting,
-    )
-    _, _, oh, ow = ctx.shape(hw)
-    dz = ctx.emit("nnvm.reshape", hw, shape=[n, c, d, oh * ow])
-    dz = ctx.emit(
-        "nnvm.avg_pool2d",
-        dz,
-        pool_size=[kernel[0], 1],
-        strides=[strides[0], 1],
-        padding=[pads[0], 0, pads[3], 0],
-        dilation=[dil[0], 1],
-        **counting,
-    )
-    od = ctx.shape(dz)[2]
-    y = ctx.emit("nnvm.reshape", dz, shape=[n, c, od, oh, ow])
+    y = _separable_pool3d(ctx, "nnvm.avg_pool2d", x, kernel, strides, dil, pads, counting)
+    _, _, od, oh, ow = ctx.shape(y)
     # y is sum / (count the 2-D pools divided by); rescale by (that count / the wanted count).
     ratio = np.ones((od, oh, ow))
     for axis, (size, out) in enumerate(zip((d, h, w), (od, oh, ow), strict=True)):
