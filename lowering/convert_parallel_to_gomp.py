@@ -6,9 +6,11 @@ outlined into `func.func private @<fn>_par<k>(%ctx: !llvm.ptr)` and replaced by
     %ctx = llvm.alloca  (a struct holding every value the body uses from outside)
     llvm.call @GOMP_parallel(@<fn>_par<k>, %ctx, load @nnvm_num_threads, 0)
 
-Inside, every thread takes one contiguous chunk of the collapsed iteration space (static
-schedule: `chunk = ceil(total / omp_get_num_threads())`, thread t runs [t*chunk, (t+1)*chunk)),
-turns the linear index back into the loop's induction variables and runs the body (static
+Inside, the threads share out the collapsed iteration space dynamically through libgomp's
+loop API (`GOMP_loop_dynamic_start` / `_next` / `_end_nowait`, chunks of
+`max(ceil(total / (4 * omp_get_num_threads())), 1)` iterations), so a descheduled thread
+delays only its current chunk rather than a whole static share. Each chunk turns the linear
+index back into the loop's induction variables and runs the body (static
 `memref.alloca`s at the top of the body, per-thread scratch, move to the entry). Nested
 `scf.parallel` loops run sequentially inside their thread. The thread count is the weak i32
 global `nnvm_num_threads` (0: libgomp's default), which the runtime sets from
@@ -23,14 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import arith, cf, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     UnrealizedConversionCastOp,
     i32,
+    i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -40,6 +44,8 @@ from nnvm.lowering.errors import LoweringError
 from nnvm.lowering.llvm_builder import PTR, convert_type, ensure_function_declaration
 
 NUM_THREADS_GLOBAL = "nnvm_num_threads"
+_BOOL = IntegerType(8)
+"""C `bool` as libgomp returns it (only the low byte of the return register is defined)."""
 
 
 def _inside(value: SSAValue, op: Operation) -> bool:
@@ -101,21 +107,15 @@ def sequentialize(par: scf.ParallelOp) -> None:
     Rewriter.replace_op(par, [loop], [])
 
 
-def _chunk_loop(
-    ops: list[Operation], tid: SSAValue, nth: SSAValue, total: SSAValue
-) -> tuple[SSAValue, SSAValue]:
-    """[begin, end) of thread `tid` of `nth` in a static schedule over `total` iterations."""
-    chunk = arith.CeilDivSIOp(total, nth)
-    ops.append(chunk)
-    begin_raw = arith.MuliOp(tid, chunk.result)
-    ops.append(begin_raw)
-    begin = arith.MinSIOp(begin_raw.result, total)
-    ops.append(begin)
-    end_raw = arith.AddiOp(begin.result, chunk.result)
-    ops.append(end_raw)
-    end = arith.MinSIOp(end_raw.result, total)
-    ops.append(end)
-    return begin.result, end.result
+def _chunk_size(ops: list[Operation], nth: SSAValue, total: SSAValue) -> SSAValue:
+    """Dynamic-schedule chunk: about four chunks per thread, at least one iteration."""
+    four = _const(ops, 4)
+    parts = arith.MuliOp(nth, four)
+    chunk = arith.CeilDivSIOp(total, parts.result)
+    one = _const(ops, 1)
+    at_least_one = arith.MaxSIOp(chunk.result, one)
+    ops += [parts, chunk, at_least_one]
+    return at_least_one.result
 
 
 def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
@@ -149,11 +149,9 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
             ops.append(cast)
             value = cast.results[0]
         mapping[v] = value
-    tid_call = llvm.CallOp("omp_get_thread_num", return_type=i32)
     nth_call = llvm.CallOp("omp_get_num_threads", return_type=i32)
-    tid = arith.IndexCastOp(tid_call.returned, IndexType())
     nth = arith.IndexCastOp(nth_call.returned, IndexType())
-    ops += [tid_call, nth_call, tid, nth]
+    ops += [nth_call, nth]
 
     lbs = [mapping[v] for v in par.lowerBound]
     ubs = [mapping[v] for v in par.upperBound]
@@ -175,7 +173,7 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
             ops.append(prod)
             total = prod.result
     assert total is not None
-    begin, end = _chunk_loop(ops, tid.result, nth.result, total)
+    chunk = _chunk_size(ops, nth.result, total)
 
     loop_body = Block(arg_types=[IndexType()])
     lin = loop_body.args[0]
@@ -208,12 +206,49 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     body_ops.append(scf.YieldOp())
     for o in body_ops:
         loop_body.add_op(o)
-    loop = scf.ForOp(begin, end, one, [], Region(loop_body))
-    ops.append(loop)
-    ops.append(func.ReturnOp())
+    # entry: GOMP_loop_dynamic_start(0, total, 1, chunk, &lo, &hi) -> ^chunk or ^done
+    # ^chunk: for lin in [lo, hi) { body }; GOMP_loop_dynamic_next(&lo, &hi) -> ^chunk or ^done
+    # ^done: GOMP_loop_end_nowait() (GOMP_parallel's closing barrier joins the threads)
+    one_i64 = llvm.ConstantOp(IntegerAttr(1, i64), i64)
+    lo_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
+    hi_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
+    ops[:0] = [one_i64, lo_ptr, hi_ptr]
+    casts = [arith.IndexCastOp(v, i64) for v in (zero, total, one, chunk)]
+    ops += casts
+    start = llvm.CallOp(
+        "GOMP_loop_dynamic_start",
+        *(c.result for c in casts),
+        lo_ptr.res,
+        hi_ptr.res,
+        return_type=_BOOL,
+    )
+    false = arith.ConstantOp(IntegerAttr(0, _BOOL))
+    has_first = arith.CmpiOp(start.returned, false.result, "ne")
+    ops += [start, false, has_first]
+
+    chunk_block = Block()
+    done_block = Block()
+    lo = llvm.LoadOp(lo_ptr.res, i64, alignment=8)
+    hi = llvm.LoadOp(hi_ptr.res, i64, alignment=8)
+    lo_idx = arith.IndexCastOp(lo.dereferenced_value, IndexType())
+    hi_idx = arith.IndexCastOp(hi.dereferenced_value, IndexType())
+    loop = scf.ForOp(lo_idx.result, hi_idx.result, one, [], Region(loop_body))
+    nxt = llvm.CallOp("GOMP_loop_dynamic_next", lo_ptr.res, hi_ptr.res, return_type=_BOOL)
+    has_next = arith.CmpiOp(nxt.returned, false.result, "ne")
+    for o in (lo, hi, lo_idx, hi_idx, loop, nxt, has_next):
+        chunk_block.add_op(o)
+    chunk_block.add_op(cf.ConditionalBranchOp(has_next.result, chunk_block, (), done_block, ()))
+    done_block.add_op(llvm.CallOp("GOMP_loop_end_nowait"))
+    done_block.add_op(func.ReturnOp())
+    ops.append(cf.ConditionalBranchOp(has_first.result, chunk_block, (), done_block, ()))
     for o in ops:
         entry.add_op(o)
-    outlined = func.FuncOp(name, ((PTR,), ()), Region(entry), visibility=StringAttr("private"))
+    outlined = func.FuncOp(
+        name,
+        ((PTR,), ()),
+        Region([entry, chunk_block, done_block]),
+        visibility=StringAttr("private"),
+    )
     module.body.block.add_op(outlined)
     for nested in [o for o in outlined.walk() if isinstance(o, scf.ParallelOp)]:
         sequentialize(nested)
@@ -254,8 +289,12 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
 
 def _declare_runtime(module: ModuleOp) -> None:
     ensure_function_declaration(module, "GOMP_parallel", [PTR, PTR, i32, i32], None)
-    ensure_function_declaration(module, "omp_get_thread_num", [], i32)
     ensure_function_declaration(module, "omp_get_num_threads", [], i32)
+    ensure_function_declaration(
+        module, "GOMP_loop_dynamic_start", [i64, i64, i64, i64, PTR, PTR], _BOOL
+    )
+    ensure_function_declaration(module, "GOMP_loop_dynamic_next", [PTR, PTR], _BOOL)
+    ensure_function_declaration(module, "GOMP_loop_end_nowait", [], None)
     for op in module.ops:
         if getattr(op, "sym_name", None) == StringAttr(NUM_THREADS_GLOBAL):
             return

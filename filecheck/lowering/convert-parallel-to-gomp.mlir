@@ -15,21 +15,39 @@
 // CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %[[NT]], %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NEXT:    func.return
 // CHECK:       llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
-// CHECK-NEXT:  llvm.func @omp_get_thread_num() -> i32
 // CHECK-NEXT:  llvm.func @omp_get_num_threads() -> i32
+// CHECK-NEXT:  llvm.func @GOMP_loop_dynamic_start(i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:  llvm.func @GOMP_loop_dynamic_next(!llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:  llvm.func @GOMP_loop_end_nowait()
 // CHECK-NEXT:  llvm.mlir.global weak @nnvm_num_threads(0 : i32) {addr_space = 0 : i32, alignment = 4 : i64} : i32
 
-// Each thread takes the chunk [tid * ceil(n / nthreads), ...) of the collapsed 10 x 7 space
-// and recovers (i, j) by division; the nested parallel loop runs sequentially.
+// The threads share out the collapsed 10 x 7 space dynamically: chunks of
+// max(ceil(n / (4 * nthreads)), 1) iterations from GOMP_loop_dynamic_start/_next, each run
+// as a loop that recovers (i, j) by division; the nested parallel loop runs sequentially.
 // CHECK-LABEL: func.func private @scale_par0(%{{.*}}: !llvm.ptr)
-// CHECK:         %[[TID:.*]] = llvm.call @omp_get_thread_num() : () -> i32
-// CHECK-NEXT:    %[[NTH:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK:         %[[LO:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[HI:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[NTH:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK-NEXT:    %[[NTHI:.*]] = arith.index_cast %[[NTH]] : i32 to index
 // CHECK:         %[[TOTAL:.*]] = arith.muli
-// CHECK-NEXT:    %[[CHUNK:.*]] = arith.ceildivsi %[[TOTAL]], %{{.*}} : index
-// CHECK-NEXT:    %[[B0:.*]] = arith.muli %{{.*}}, %[[CHUNK]] : index
-// CHECK-NEXT:    %[[BEGIN:.*]] = arith.minsi %[[B0]], %[[TOTAL]] : index
-// CHECK-NEXT:    %[[E0:.*]] = arith.addi %[[BEGIN]], %[[CHUNK]] : index
-// CHECK-NEXT:    %[[END:.*]] = arith.minsi %[[E0]], %[[TOTAL]] : index
+// CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[PARTS:.*]] = arith.muli %[[NTHI]], %[[FOUR]] : index
+// CHECK-NEXT:    %[[CH0:.*]] = arith.ceildivsi %[[TOTAL]], %[[PARTS]] : index
+// CHECK-NEXT:    %[[CHUNK:.*]] = arith.maxsi %[[CH0]], %[[C1]] : index
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT:    %[[E:.*]] = arith.index_cast %[[TOTAL]] : index to i64
+// CHECK-NEXT:    %[[I1:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT:    %[[CH:.*]] = arith.index_cast %[[CHUNK]] : index to i64
+// CHECK-NEXT:    %[[GOT:.*]] = llvm.call @GOMP_loop_dynamic_start(%[[S]], %[[E]], %[[I1]], %[[CH]], %[[LO]], %[[HI]]) : (i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:    %[[FALSE:.*]] = arith.constant 0 : i8
+// CHECK-NEXT:    %[[HAS:.*]] = arith.cmpi ne, %[[GOT]], %[[FALSE]] : i8
+// CHECK-NEXT:    cf.cond_br %[[HAS]], ^[[CHUNKBB:.*]], ^[[DONE:.*]]
+// CHECK-NEXT:  ^[[CHUNKBB]]:
+// CHECK-NEXT:    %[[L:.*]] = llvm.load %[[LO]] {alignment = 8 : i64} : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[H:.*]] = llvm.load %[[HI]] {alignment = 8 : i64} : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[BEGIN:.*]] = arith.index_cast %[[L]] : i64 to index
+// CHECK-NEXT:    %[[END:.*]] = arith.index_cast %[[H]] : i64 to index
 // CHECK-NEXT:    scf.for %[[LIN:.*]] = %[[BEGIN]] to %[[END]] step %{{.*}} {
 // CHECK-NEXT:      %[[J:.*]] = arith.remui %[[LIN]], %{{.*}} : index
 // CHECK-NEXT:      %[[I:.*]] = arith.divui %[[LIN]], %{{.*}} : index
@@ -37,7 +55,12 @@
 // CHECK:           scf.for
 // CHECK-NOT:       scf.parallel
 // CHECK:           memref.store
-// CHECK:         func.return
+// CHECK:         %[[MORE:.*]] = llvm.call @GOMP_loop_dynamic_next(%[[LO]], %[[HI]]) : (!llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:    %[[HASM:.*]] = arith.cmpi ne, %[[MORE]], %[[FALSE]] : i8
+// CHECK-NEXT:    cf.cond_br %[[HASM]], ^[[CHUNKBB]], ^[[DONE]]
+// CHECK-NEXT:  ^[[DONE]]:
+// CHECK-NEXT:    llvm.call @GOMP_loop_end_nowait() : () -> ()
+// CHECK-NEXT:    func.return
 func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -63,7 +86,8 @@ func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
 // the outlined function's entry, not once per iteration inside the chunk loop.
 // CHECK-LABEL: func.func private @scratch_par0(%{{.*}}: !llvm.ptr)
 // CHECK:         %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
-// CHECK-NEXT:    scf.for
+// CHECK:         llvm.call @GOMP_loop_dynamic_start
+// CHECK:         scf.for
 // CHECK-NOT:       memref.alloca
 // CHECK:           memref.store %{{.*}}, %[[T]]
 func.func @scratch(%a: memref<10xf32>) {

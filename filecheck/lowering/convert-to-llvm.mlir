@@ -7,7 +7,7 @@
 // CHECK:         llvm.call @GOMP_parallel
 // CHECK-NEXT:    llvm.return
 // CHECK-LABEL: llvm.func internal @exp_kernel_par0(
-// CHECK:         llvm.call @omp_get_thread_num()
+// CHECK:         llvm.call @GOMP_loop_dynamic_start(
 // CHECK:         llvm.call_intrinsic "llvm.masked.load.v8f32.p0"
 // CHECK:         llvm.call_intrinsic "llvm.fmuladd.v8f32"
 // CHECK:         llvm.call_intrinsic "llvm.masked.store.v8f32.p0"

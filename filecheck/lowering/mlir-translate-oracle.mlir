@@ -49,7 +49,7 @@ func.func @vector_loop(%a: memref<64xf32>, %out: memref<1xf32>) {
 // CHECK-LABEL: define void @par(ptr %0)
 // CHECK:         call void @GOMP_parallel(ptr @par_par0, ptr %{{.*}}, i32 %{{.*}}, i32 0)
 // CHECK-LABEL: define internal void @par_par0(ptr %0)
-// CHECK:         call i32 @omp_get_thread_num()
+// CHECK:         call i8 @GOMP_loop_dynamic_start(
 func.func @par(%a: memref<100xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

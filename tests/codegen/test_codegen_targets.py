@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 from kernel_builder import KernelBuilder, lower, memref_of
-from xdsl.dialects import llvm, memref
-from xdsl.dialects.builtin import MemRefType, i32
+from xdsl.dialects import arith, llvm, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, i32
 
 import nnvm.targets.llvm.target as target_mod
 import nnvm.threads
@@ -144,19 +144,19 @@ def test_num_threads_settings(monkeypatch):
 
 
 def thread_id_kernel(n: int):
-    """out[i] = the OpenMP thread that ran iteration i of a parallel loop."""
+    """out[i] = 16 * (team size) + the OpenMP thread that ran iteration i of a parallel loop."""
     kb = KernelBuilder("k", [MemRefType(i32, [n])])
     (out,) = kb.args
-    kb.module.body.block.add_op(
-        llvm.FuncOp(
-            "omp_get_thread_num",
-            llvm.LLVMFunctionType([], i32),
-            linkage=llvm.LinkageAttr("external"),
+    for name in ("omp_get_thread_num", "omp_get_num_threads"):
+        kb.module.body.block.add_op(
+            llvm.FuncOp(name, llvm.LLVMFunctionType([], i32), linkage=llvm.LinkageAttr("external"))
         )
-    )
     with kb.parallel([(0, n)]) as (i,):
         tid = kb.op(llvm.CallOp("omp_get_thread_num", return_type=i32))
-        kb.op(memref.StoreOp.get(tid, out, [i]))
+        nth = kb.op(llvm.CallOp("omp_get_num_threads", return_type=i32))
+        sixteen = kb.op(arith.ConstantOp(IntegerAttr(16, i32)))
+        team = kb.op(arith.MuliOp(nth, sixteen))
+        kb.op(memref.StoreOp.get(kb.op(arith.AddiOp(team, tid)), out, [i]))
     return lower(kb.finish())
 
 
@@ -168,5 +168,9 @@ def test_parallel_loop_uses_the_requested_threads(threads, tmp_path, monkeypatch
     for mod in (compile_jit(module), load_library(build_shared_library(module, tmp_path / "t.so"))):
         out = np.full(64, -1, np.int32)
         mod["k"](out)
-        # static schedule: contiguous chunks, thread t owns [32t, 32t+32)
-        np.testing.assert_array_equal(out, np.repeat(np.arange(threads), 64 // threads))
+        # every iteration ran once, on a team of the requested size
+        np.testing.assert_array_equal(out // 16, np.full(64, threads))
+        assert set((out % 16).tolist()) <= set(range(threads))
+        # dynamic schedule: contiguous chunks of ceil(64 / (4 * threads)) iterations
+        chunks = (out % 16).reshape(-1, 64 // (4 * threads))
+        assert (chunks == chunks[:, :1]).all()
