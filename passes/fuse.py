@@ -17,7 +17,6 @@ identical groups share one function, one compile and one tuning record."""
 from __future__ import annotations
 
 import hashlib
-import io
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -25,12 +24,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
+from nnvm.ir_text import ir_text
 from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import is_source
 
@@ -112,9 +111,7 @@ def kernel_name(group: Group, digest: str) -> str:
 
 
 def _structural_digest(fn: func.FuncOp) -> str:
-    out = io.StringIO()
-    Printer(stream=out, print_generic_format=True).print_op(fn)
-    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+    return hashlib.sha256(ir_text(fn, generic=True).encode()).hexdigest()
 
 
 def outline(group: Group) -> tuple[func.FuncOp, list[SSAValue]]:

@@ -9,7 +9,6 @@ shared library whose entry point runs the whole graph.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import shutil
 import subprocess
@@ -25,12 +24,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 
 from nnvm.compiler.executor_graph import ExecutorGraph, executor_graph, model_hash
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.errors import UserError
+from nnvm.ir_text import ir_text
 from nnvm.param_store import attach_params, params_of
 from nnvm.params import save_params
 from nnvm.passes.fuse import FUSED_PREFIX
@@ -61,12 +60,6 @@ class BuildTimes:
     stages: dict[str, float] = field(default_factory=dict)
 
 
-def _text(op) -> str:
-    out = io.StringIO()
-    Printer(stream=out).print_op(op)
-    return out.getvalue()
-
-
 def _passes(names: Sequence[str]) -> list[ModulePass]:
     from nnvm.tools.opt import build_pipeline
 
@@ -84,8 +77,9 @@ def graph_pipeline(opt_level: int, vector_bits: int = 256) -> list[str]:
     if opt_level == 0:
         return ["fuse{enable=false}", "plan-memory"]
     block = max(vector_bits // 32, 1)
-    return [f"alter-layout{{block={block}}}" if p == "alter-layout" else p
-            for p in PIPELINES[opt_level]]
+    return [
+        f"alter-layout{{block={block}}}" if p == "alter-layout" else p for p in PIPELINES[opt_level]
+    ]
 
 
 def _check_params(module: ModuleOp, params: Mapping[str, np.ndarray]) -> None:
@@ -171,7 +165,7 @@ def compile_kernel(
     from nnvm.targets.llvm.compile import emit_object
 
     module = _kernel_module(fn)
-    source = _text(module)
+    source = ir_text(module)
     key = hashlib.sha256(
         "\n".join([codegen_fingerprint(), target.description, source]).encode()
     ).hexdigest()
@@ -184,7 +178,7 @@ def compile_kernel(
     for k, p in enumerate(_passes(kernel_pipeline(target.vector_bits))):
         p.apply(ctx, module)
         if dump is not None:
-            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(_text(module))
+            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
     times.lowering += time.perf_counter() - start
     start = time.perf_counter()
     obj = emit_object(module, target, target_record=False)
@@ -234,7 +228,7 @@ def build(
 
     start = time.perf_counter()
     if dump is not None:
-        (dump / "00-input.mlir").write_text(_text(module))
+        (dump / "00-input.mlir").write_text(ir_text(module))
     graph_passes = _passes(graph_pipeline(opt_level, tgt.vector_bits))
     for k, p in enumerate(graph_passes):
         report("graph passes", k, len(graph_passes))
@@ -243,7 +237,7 @@ def build(
         module.verify()
         times.stages[p.name] = times.stages.get(p.name, 0.0) + time.perf_counter() - stage
         if dump is not None:
-            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(_text(module))
+            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
     times.graph_passes = time.perf_counter() - start
     params_out = dict(params_of(module))
     graph = executor_graph(module)
@@ -261,9 +255,9 @@ def build(
         if kdump is not None:
             kdump.mkdir(parents=True, exist_ok=True)
         objects.append(compile_kernel(kernels[name], tgt, ctx, kdump, times))
-    graph.extra["kernel_ir"] = {name: _text(kernels[name]) for name in graph.kernels}
+    graph.extra["kernel_ir"] = {name: ir_text(kernels[name]) for name in graph.kernels}
     graph.model_hash = model_hash(
-        _text(find_function(module, "main")),
+        ir_text(find_function(module, "main")),
         *graph.extra["kernel_ir"].values(),
         save_params(params_out),
     )

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
-from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import VerifyException
 
@@ -38,6 +37,7 @@ from nnvm.diagnostics import (
     verify_located,
 )
 from nnvm.errors import UserError
+from nnvm.ir_text import ir_text
 from nnvm.param_store import attach_params, params_of
 from nnvm.pass_statistics import format_statistics, statistics_of
 from nnvm.registry import dialect_factories, make_context, pass_factories
@@ -212,11 +212,7 @@ def split_chunks(text: str, marker: str | None) -> list[Chunk]:
 
 
 def print_module(module: ModuleOp, args: argparse.Namespace) -> str:
-    out = io.StringIO()
-    Printer(stream=out, print_generic_format=args.generic, print_debuginfo=args.debuginfo).print_op(
-        module
-    )
-    return out.getvalue() + "\n"
+    return ir_text(module, generic=args.generic, debuginfo=args.debuginfo) + "\n"
 
 
 def _pass_label(p: ModulePass) -> str:

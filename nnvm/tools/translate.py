@@ -11,7 +11,6 @@ stderr and exit 1 with no traceback and no (partial) output file.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -36,12 +35,9 @@ class Mode:
 
 
 def print_ir(module: object) -> str:
-    from xdsl.printer import Printer
+    from nnvm.ir_text import ir_text
 
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)  # type: ignore[arg-type]
-    stream.write("\n")
-    return stream.getvalue()
+    return ir_text(module) + "\n"  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------------------------
