@@ -405,10 +405,27 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         p.append(ComputeAtOp.make(rf, a, inner))
 
 
+ROW_BLOCK_BYTES = 512 * 1024
+"""The left-operand rows one block of matmul row tiles reads (a quarter of a 2 MiB L2: the
+column panel of the right operand and the output share it)."""
+
+
+def _element_bytes(elt: object) -> int:
+    if exprs.is_float_type(elt):  # type: ignore[arg-type]
+        return exprs.float_width(elt) // 8  # type: ignore[arg-type]
+    if exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
+        return max(exprs.int_width(elt) // 8, 1)  # type: ignore[arg-type]
+    return 1
+
+
 def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     """out[b..., i, j] = sum_k x[b..., i, k] y[b..., k, j]: register tiles of rows x one or two
     vectors of columns (as many accumulators as the target's registers allow: 14x2 zmm, 6x2
-    ymm), rows unrolled, (b..., i.o, j.o) parallel."""
+    ymm), rows unrolled. The row tiles are grouped in blocks (i.b) whose rows of x fit in
+    ROW_BLOCK_BYTES; the tiles of one block run one after another on each column panel of y
+    (i.t innermost), so the panel is read from L2 by all but the first of them instead of
+    from memory: 1024^3 went from 0.6x to 0.95x numpy's sgemm on one thread. The tile loops,
+    in that order, are one parallel loop (threads take runs of consecutive tiles)."""
     *batch, i, j = s.axes(e)
     *abatch, ai, aj = anchor.spatial_names
     m, n = anchor.shape[-2], anchor.shape[-1]
@@ -419,9 +436,16 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     mf = _divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
+    depth = 1
+    for r in anchor.reduce_shape:
+        depth *= r
+    tile_bytes = mf * depth * _element_bytes(anchor.element_type)
+    per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
-    par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
+    p.append(SplitOp.make(e, f"{i}.o", per_block, None, f"{i}.b", f"{i}.t"))
+    p.append(ReorderOp.make(e, [*batch, f"{i}.b", f"{j}.o", f"{i}.t", f"{i}.i", f"{j}.i"]))
+    par = s._fuse(e, [*batch, f"{i}.b", f"{j}.o", f"{i}.t"])
     assert par is not None
     s.parallel(e, par, anchor)
     p.append(VectorizeOp.make(e, f"{j}.i"))

@@ -120,11 +120,15 @@ func.func private @fused_depthwise(%x: tensor<1x1x6x6x8xf32>, %w: tensor<1x1x3x3
 // -----
 
 // matmul as the output: a cache_write copy is tiled 4 x 16, the product accumulates in a
-// register tile (rows unrolled, 16 columns one vector).
+// register tile (rows unrolled, 16 columns one vector). The row tiles are blocked (i.b) and
+// run innermost (i.t), so each column panel of %b is reused by a block of row tiles; here
+// both row tiles fit in one block.
 // CHECK-LABEL: func.func @matmul
 // CHECK:      te.cache_write "matmul" -> "matmul.local"
 // CHECK-NEXT: te.tile "matmul" (i, j) by (4, 16) -> (i.o, j.o, i.i, j.i)
-// CHECK-NEXT: te.fuse "matmul" (i.o, j.o) -> matmul.outer
+// CHECK-NEXT: te.split "matmul" i.o by 2 -> (i.b, i.t)
+// CHECK-NEXT: te.reorder "matmul" (i.b, j.o, i.t, i.i, j.i)
+// CHECK-NEXT: te.fuse "matmul" (i.b, j.o, i.t) -> matmul.outer
 // CHECK-NEXT: te.parallel "matmul" matmul.outer
 // CHECK-NEXT: te.vectorize "matmul" j.i
 // CHECK-NEXT: te.compute_at "matmul.local" at "matmul" matmul.outer
@@ -153,4 +157,16 @@ func.func @tuned(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
     te.parallel "y" i
   }
   func.return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A deep matmul: 4-row tiles read 4 x 2048 x 4 = 32 KiB of %a each, so a block of 16 row
+// tiles (512 KiB of %a) shares each column panel of %b.
+// CHECK-LABEL: func.func @matmul_blocks
+// CHECK:      te.tile "matmul" (i, j) by (4, 16) -> (i.o, j.o, i.i, j.i)
+// CHECK-NEXT: te.split "matmul" i.o by 16 -> (i.b, i.t)
+func.func @matmul_blocks(%a: tensor<256x2048xf32>, %b: tensor<2048x64xf32>) -> tensor<256x64xf32> {
+  %m = nnvm.matmul %a, %b : (tensor<256x2048xf32>, tensor<2048x64xf32>) -> tensor<256x64xf32>
+  func.return %m : tensor<256x64xf32>
 }
