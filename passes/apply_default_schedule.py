@@ -213,6 +213,12 @@ class KernelScheduler:
         registers, 12 of AVX2's 16 ymm, leaving room for the operands."""
         return 14 if self.vector_bits >= 512 else 12
 
+    @property
+    def accumulators(self) -> int:
+        """Vector accumulators of a register tile with two operand vectors: 28 of AVX-512's 32
+        registers, 12 of AVX2's 16."""
+        return 2 * self.max_row_tile if self.vector_bits >= 512 else self.max_row_tile
+
     def axes(self, name: str) -> list[str]:
         """The spatial axes of a stage (a cache_write copy has those of its compute)."""
         base = name.removesuffix(".local")
@@ -341,25 +347,47 @@ def _divisor(n: int, preferred: tuple[int, ...], default: int) -> int:
 
 
 def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
-    """out[n, ocb, oh, ow, oc]: tiles of ow x oc accumulate in registers (ow unrolled, the
-    channel block one vector); (n, ocb, oh) parallel."""
+    """out[n, ocb, oh, ow, oc]: register tiles of ow x (one or two channel blocks), the
+    channel block one vector; (n, ocb, oh) parallel. Inside a tile, each input element is
+    broadcast once and multiplied by the weight vectors of both channel blocks (ow outside
+    the channel blocks, so LLVM keeps 28 accumulators + 2 weights + 1 broadcast in AVX-512's
+    32 registers instead of spilling)."""
     n, cb, h, w, c = s.axes(e)
     an, acb, ah, aw, ac = anchor.spatial_names
-    ow = anchor.shape[3]
-    owf = _divisor(ow, tuple(range(s.max_row_tile, 1, -1)), 4)
+    ncb, ow = anchor.shape[1], anchor.shape[3]
+    depthwise = len(anchor.reduce_names) <= 2
+    ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, 1 if depthwise else 2)
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
-    p.append(ReorderOp.make(e, [n, cb, h, f"{w}.o", f"{w}.i", c]))
+    p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
+    p.append(ReorderOp.make(e, [n, f"{cb}.o", h, f"{w}.o", f"{cb}.i", f"{w}.i", c]))
     fused = f"{e}.tile"
-    p.append(FuseOp.make(e, [n, cb, h], fused))
+    p.append(FuseOp.make(e, [n, f"{cb}.o", h], fused))
     s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
-    p.append(ReorderOp.make(a, [an, acb, ah, *anchor.reduce_names, aw, ac]))
+    p.append(ReorderOp.make(a, [an, ah, *anchor.reduce_names, aw, acb, ac]))
     p.append(UnrollOp.make(a, aw))
+    p.append(UnrollOp.make(a, acb))
     p.append(VectorizeOp.make(a, ac))
-    if len(anchor.reduce_names) <= 2:  # depthwise: the copy costs as much as the conv
+    if depthwise:  # the copy costs as much as the conv
         s.pad_at(anchor, a, ah)
+
+
+def _conv_tile(
+    ow: int, ncb: int, budget: int, max_cols: int, max_blocks: int
+) -> tuple[int, int]:
+    """(channel blocks, output columns) of a conv register tile: the most accumulators within
+    the budget, at most `max_cols` columns dividing the row; on a tie, more channel blocks
+    (fewer loads per multiply-add)."""
+    best = (1, _divisor(ow, tuple(range(min(budget, max_cols), 1, -1)), 4))
+    for blocks in range(2, max_blocks + 1):
+        if ncb % blocks:
+            continue
+        cols = _divisor(ow, tuple(range(min(budget // blocks, max_cols), 1, -1)), 0)
+        if cols >= 2 and ow % cols == 0 and blocks * cols >= best[0] * best[1]:
+            best = (blocks, cols)
+    return best
 
 
 def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
@@ -430,7 +458,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     *abatch, ai, aj = anchor.spatial_names
     m, n = anchor.shape[-2], anchor.shape[-1]
     vec = s.lanes(anchor.element_type)
-    budget = 2 * s.max_row_tile if s.vector_bits >= 512 else s.max_row_tile
+    budget = s.accumulators
     nf = n if n <= 2 * vec else 2 * vec if n % (2 * vec) == 0 else vec
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)

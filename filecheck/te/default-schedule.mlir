@@ -75,22 +75,25 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 
 // -----
 
-// conv2d in NCHW8c with its bias and relu: the epilogue is tiled (ow by 6 x the channel
-// block), the convolution computed at the tile with its ow unrolled and channels vectorized.
+// conv2d in NCHW8c with its bias and relu: the epilogue is tiled (ow by 6 x two channel
+// blocks), the convolution computed at the tile with ow and the two blocks unrolled (ow
+// outside, so one broadcast input feeds both blocks' weight vectors) and channels vectorized.
 // CHECK-LABEL: func.func private @fused_conv2d_add_relu
 // CHECK:      te.compute_inline "add"
 // CHECK-NEXT: te.split "relu" l by 6 -> (l.o, l.i)
-// CHECK-NEXT: te.reorder "relu" (i, j, k, l.o, l.i, m)
-// CHECK-NEXT: te.fuse "relu" (i, j, k) -> relu.tile
+// CHECK-NEXT: te.split "relu" j by 2 -> (j.o, j.i)
+// CHECK-NEXT: te.reorder "relu" (i, j.o, k, l.o, j.i, l.i, m)
+// CHECK-NEXT: te.fuse "relu" (i, j.o, k) -> relu.tile
 // CHECK-NEXT: te.parallel "relu" relu.tile
 // CHECK-NEXT: te.vectorize "relu" m
 // CHECK-NEXT: te.compute_at "conv2d" at "relu" l.o
-// CHECK-NEXT: te.reorder "conv2d" (n, ocb, oh, icb, kh, kw, ic, ow, oc)
+// CHECK-NEXT: te.reorder "conv2d" (n, oh, icb, kh, kw, ic, ow, ocb, oc)
 // CHECK-NEXT: te.unroll "conv2d" ow
+// CHECK-NEXT: te.unroll "conv2d" ocb
 // CHECK-NEXT: te.vectorize "conv2d" oc
 // CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k, l, m) -> conv2d.pad.fused
 // LOOPS-LABEL: func.func private @fused_conv2d_add_relu
-// LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x1x6x8xf32>
+// LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x2x1x6x8xf32>
 // LOOPS:       scf.for %icb =
 // LOOPS:       vector.fma %{{.*}} : vector<8xf32>
 func.func private @fused_conv2d_add_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
