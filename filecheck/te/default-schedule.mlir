@@ -96,7 +96,33 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x2x1x6x8xf32>
 // LOOPS:       scf.for %icb =
 // LOOPS:       vector.fma %{{.*}} : vector<8xf32>
-func.func private @fused_conv2d_add_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
+func.func private @fused_conv2d_add_relu(%x: tensor<1x2x12x12x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x12x12x8xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x12x12x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x12x12x8xf32>
+  %a = nnvm.add %c, %b : (tensor<1x2x12x12x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x12x12x8xf32>
+  %r = nnvm.relu %a : (tensor<1x2x12x12x8xf32>) -> tensor<1x2x12x12x8xf32>
+  func.return %r : tensor<1x2x12x12x8xf32>
+}
+
+// -----
+
+// A conv with short rows (a whole row of 6 columns x two channel blocks is 12 accumulators,
+// all AVX2 affords): the two blocks are computed for the whole image at once, input-channel
+// blocks outermost, so each block's weights stay in L1 for every row.
+// CHECK-LABEL: func.func private @fused_conv2d_short_rows
+// CHECK:      te.compute_inline "add"
+// CHECK-NEXT: te.split "relu" j by 2 -> (j.o, j.i)
+// CHECK-NEXT: te.reorder "relu" (i, j.o, k, j.i, l, m)
+// CHECK-NEXT: te.fuse "relu" (i, j.o) -> relu.tile
+// CHECK-NEXT: te.parallel "relu" relu.tile
+// CHECK-NEXT: te.vectorize "relu" m
+// CHECK-NEXT: te.compute_at "conv2d" at "relu" relu.tile
+// CHECK-NEXT: te.reorder "conv2d" (n, icb, oh, kh, kw, ic, ow, ocb, oc)
+// CHECK-NEXT: te.unroll "conv2d" ow
+// CHECK-NEXT: te.unroll "conv2d" ocb
+// CHECK-NEXT: te.vectorize "conv2d" oc
+// LOOPS-LABEL: func.func private @fused_conv2d_short_rows
+// LOOPS:       memref.alloca() {alignment = 64 : i64} : memref<1x2x6x6x8xf32>
+func.func private @fused_conv2d_short_rows(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
   %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x6x6x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x6x6x8xf32>
   %a = nnvm.add %c, %b : (tensor<1x2x6x6x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>
   %r = nnvm.relu %a : (tensor<1x2x6x6x8xf32>) -> tensor<1x2x6x6x8xf32>
