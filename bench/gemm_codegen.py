@@ -1,7 +1,8 @@
 """A packed, blocked f32 GEMM with a 6x16 register-blocked micro-kernel, written in the vector
 dialect, compiled by nnvm's own CPU path (convert-to-llvm -> llvmlite), timed against numpy.
 
-    OPENBLAS_NUM_THREADS=1 python bench/gemm_codegen.py [--size 1024] [--rounds 7]
+    OPENBLAS_NUM_THREADS=1 python bench/gemm_codegen.py [--size 256 512 1024 2048] [--rounds 7]
+    OPENBLAS_NUM_THREADS=1 python bench/gemm_codegen.py --through-build --size 1024
 
 Structure (BLIS): for each KC-deep slab of K, B is packed into 16-column panels
 (Bp[panel][k][16]); for each MC-row block of A, A is packed into 6-row panels (Ap[panel][k][6],
@@ -255,7 +256,9 @@ def _best_of(fn, repeats: int) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--size", type=int, default=1024)
+    p.add_argument(
+        "--size", type=int, nargs="+", default=[1024], help="cube sizes, e.g. 256 512 1024 2048"
+    )
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeats", type=int, default=3, help="best-of within a round")
     p.add_argument("--mc", type=int, default=48)
@@ -269,7 +272,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="time a MatMul graph compiled by build() (the default schedule), not the hand-built kernel",
     )
     args = p.parse_args(argv)
-    n = args.size
+    status = 0
+    for n in args.size:
+        status |= run_size(n, args)
+    return status
+
+
+def run_size(n: int, args: argparse.Namespace) -> int:
+    """Compile, check and time one n x n x n product; 1 when the result is wrong."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
     b = rng.standard_normal((n, n), dtype=np.float32)
@@ -309,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  ratio (median of per-round ratios): {statistics.median(ratios):.2f}x")
     print(f"  compile {compile_s:.2f} s, max abs error {err:.2e}, target {cpu}")
     return 0
+
+
 
 
 if __name__ == "__main__":
