@@ -992,21 +992,28 @@ class FormulaEval:
         if cond.kind != "u":
             raise NotVectorizable
         branches: list[tuple[Block, Val]] = []
-        for v in (op.lhs, op.rhs):
-            block = Block()
-            saved = dict(self.memo)
-            with gen.at(block):
-                branches.append((block, self.eval(v)))
-            self.memo = saved
-        vector_result = any(val.kind == "v" for _, val in branches)
-        results: list[SSAValue] = []
-        for block, val in branches:
-            with gen.at(block):
-                if val.kind == "l":
-                    raise NotVectorizable
-                ssa = gen.to_vector(val) if vector_result else val.ssa
-                results.append(ssa)
-                gen.add(scf.YieldOp(ssa))
+        blocks = [Block(), Block()]
+        try:
+            for v, block in zip((op.lhs, op.rhs), blocks, strict=True):
+                saved = dict(self.memo)
+                with gen.at(block):
+                    branches.append((block, self.eval(v)))
+                self.memo = saved
+            vector_result = any(val.kind == "v" for _, val in branches)
+            results: list[SSAValue] = []
+            for block, val in branches:
+                with gen.at(block):
+                    if val.kind == "l":
+                        raise NotVectorizable
+                    ssa = gen.to_vector(val) if vector_result else val.ssa
+                    results.append(ssa)
+                    gen.add(scf.YieldOp(ssa))
+        except NotVectorizable:
+            # the branches are not in the IR yet: drop their ops' uses of outside values, or
+            # they stay behind as phantom uses that later conversions trip over
+            for block in blocks:
+                _discard(block)
+            raise
         t = results[0].type
         if_op = scf.IfOp(cond.ssa, [t], Region(branches[0][0]), Region(branches[1][0]))
         return Val(gen.add1(if_op), "v" if vector_result else "u")

@@ -19,18 +19,12 @@ FAST = re.compile(
     r"reduce_sum_empty_set_non_reduced_axis_zero|reshape_allowzero_reordered|"
     r"(max|min)_uint(8|64)|mod_float_edge_cases_fmod_0_float32|mod_mixed_sign_float32|"
     r"conv_with_strides_and_asymmetric_padding|maxpool_2d_ceil|softmax_axis_1|"
-    r"layer_normalization_4d_axis1|matmul_1d_1d)$"
+    r"layer_normalization_4d_axis1|matmul_1d_1d|convtranspose_pads)$"
 )
 
 
 #: Failures of the compiled path only (the reference executor passes these), each with why.
-COMPILED_XFAIL: dict[str, str] = {
-    r"^test_convtranspose_pads_cpu": (
-        "bug: the fused reshape/pad chain of ConvTranspose's zero insertion leaves an index->i64 "
-        "unrealized cast that convert-to-llvm cannot remove (lowers fine after a print/parse "
-        "round trip, so some op is built with a stale type in memory)"
-    ),
-}
+COMPILED_XFAIL: dict[str, str] = {}
 
 
 def _tier(name: str, category: str, supported: set[str]) -> str | None:

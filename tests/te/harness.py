@@ -79,7 +79,23 @@ def lower(module: ModuleOp, schedule: str | None = "default") -> ModuleOp:
         attach_schedule(m, schedule)
     LowerTEToAffine().apply(CTX, m)
     m.verify()
+    assert_no_stray_uses(m)
     return m
+
+
+def assert_no_stray_uses(module: ModuleOp) -> None:
+    """Every use of a value is by an op of the module. An op the lowering built and dropped
+    without erasing it keeps a use that printing does not show but that later conversions
+    trip over (reconcile-unrealized-casts left casts behind)."""
+    inside = {id(op) for op in module.walk()}
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for value in values:
+            for use in value.uses:
+                assert id(use.operation) in inside, (
+                    f"{value.name_hint or value} is used by a {use.operation.name} that is not "
+                    "in the module"
+                )
 
 
 def attach_schedule(module: ModuleOp, primitives: str, name: str = "k") -> None:

@@ -75,8 +75,31 @@ func.func private @fused_neg_max(%x: tensor<4x37xf32>) -> tensor<4xf32> {
 }
 """
 
+ZERO_INSERTION = """
+func.func private @fused_reshape_pad_reshape_pad(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x9x5xf32> {
+  %r = nnvm.reshape %x {shape = [1, 1, 3, 1, 3, 1]} : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x1x3x1xf32>
+  %p = nnvm.pad %r {pads = [0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1]} : (tensor<1x1x3x1x3x1xf32>) -> tensor<1x1x3x3x3x2xf32>
+  %s = nnvm.reshape %p {shape = [1, 1, 9, 6]} : (tensor<1x1x3x3x3x2xf32>) -> tensor<1x1x9x6xf32>
+  %q = nnvm.pad %s {pads = [0, 0, 1, 0, 0, 0, -1, -1]} : (tensor<1x1x9x6xf32>) -> tensor<1x1x9x5xf32>
+  func.return %q : tensor<1x1x9x5xf32>
+}
+"""
+"""ConvTranspose's zero insertion (ONNX test_convtranspose_pads): the vectorizer gives up inside
+a lazy select and must erase the branches it had begun, not leave their ops using values."""
+
+CONV_NCHWC_SHORT_ROWS = """
+func.func private @fused_conv2d_relu(%x: tensor<1x4x5x5x8xf32>, %w: tensor<4x4x3x3x8x8xf32>) -> tensor<1x4x5x5x8xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x4x5x5x8xf32>, tensor<4x4x3x3x8x8xf32>) -> tensor<1x4x5x5x8xf32>
+  %r = nnvm.relu %c : (tensor<1x4x5x5x8xf32>) -> tensor<1x4x5x5x8xf32>
+  func.return %r : tensor<1x4x5x5x8xf32>
+}
+"""
+"""Rows short enough for the whole-image schedule (input-channel blocks outermost)."""
+
 CASES = {
     "conv2d_add_relu": CONV_ADD_RELU,
+    "conv2d_nchw8c_short_rows": CONV_NCHWC_SHORT_ROWS,
+    "zero_insertion": ZERO_INSERTION,
     "conv2d_nchw8c_bias_relu": CONV_NCHWC_BIAS_RELU,
     "dense_bias_relu": DENSE_BIAS_RELU,
     "matmul_add": MATMUL_ADD,
