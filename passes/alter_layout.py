@@ -43,6 +43,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
@@ -221,9 +222,38 @@ class DenseToMatmul(RewritePattern):
         wt = TransposeOp.make(w, perm=[1, 0])
         if w.name_hint:
             wt.results[0].name_hint = f"{w.name_hint}_KN"
-        mm = MatmulOp.make(x, wt.results[0])
-        rewriter.replace(op, [wt, mm])
+        unflatten = _unflattened(op)
+        if unflatten is not None:
+            # reshape([b.., m, k] -> [b..m, k]) . dense . reshape(-> [b.., m, n]): one batched
+            # matmul of the unflattened rows, so the ops after it (bias, GELU, residual)
+            # are elementwise on its result and fuse into its epilogue
+            flatten, after = unflatten
+            mm = MatmulOp.make(flatten.input, wt.results[0])
+            rewriter.insert_op([wt, mm], InsertPoint.before(op))
+            rewriter.replace(after, [], [mm.results[0]])
+            rewriter.erase(op)
+            erase_if_dead(flatten, rewriter)
+        else:
+            mm = MatmulOp.make(x, wt.results[0])
+            rewriter.replace(op, [wt, mm])
         self.stats.dense_to_matmul += 1
+
+
+def _unflattened(op: DenseOp) -> tuple[ReshapeOp, ReshapeOp] | None:
+    """(flatten, unflatten) when dense(x) reads rows flattened out of leading dims by a reshape
+    and its one reader reshapes the result back to those leading dims."""
+    flatten = op.operands[0].owner
+    uses = list(op.results[0].uses)
+    if not isinstance(flatten, ReshapeOp) or len(uses) != 1:
+        return None
+    after = uses[0].operation
+    if not isinstance(after, ReshapeOp) or not is_static(flatten.input.type):
+        return None
+    src, out = shape_of(flatten.input), shape_of(after.results[0])
+    n = shape_of(op.results[0])[-1]
+    if len(src) < 3 or src[-1] != shape_of(op.operands[0])[-1] or out != (*src[:-1], n):
+        return None
+    return flatten, after
 
 
 @dataclass

@@ -132,6 +132,48 @@ func.func @lstm_weights(%x: tensor<5x2x3xf32>, %wx: tensor<1x16x3xf32>, %h0: ten
   func.return %y, %y2 : tensor<5x1x2x4xf32>, tensor<5x1x2x4xf32>
 }
 
+// A dense with a constant weight and several rows becomes a matmul over the transposed
+// weight; one reading rows flattened out of [b, m, k] and reshaped back becomes a batched
+// matmul of the unflattened input (its bias and activation then fuse into its epilogue).
+// CHECK-LABEL: func.func @dense_to_matmul
+// CHECK-NEXT:    %w = nnvm.param "w" : tensor<8x16xf32>
+// CHECK-NEXT:    %[[WT:.*]] = nnvm.transpose %w {perm = [1, 0]} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[M]]
+func.func @dense_to_matmul(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %w = nnvm.param "w" : tensor<8x16xf32>
+  %d = nnvm.dense %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  func.return %d : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @dense_of_flattened_rows
+// CHECK-NEXT:    %w = nnvm.param "w" : tensor<8x16xf32>
+// CHECK-NEXT:    %[[WT:.*]] = nnvm.transpose %w {perm = [1, 0]} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<2x3x16xf32>, tensor<16x8xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = nnvm.relu %[[M]] : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT:    func.return %[[R]]
+func.func @dense_of_flattened_rows(%x: tensor<2x3x16xf32>) -> tensor<2x3x8xf32> {
+  %w = nnvm.param "w" : tensor<8x16xf32>
+  %f = nnvm.reshape %x {shape = [6, 16]} : (tensor<2x3x16xf32>) -> tensor<6x16xf32>
+  %d = nnvm.dense %f, %w : (tensor<6x16xf32>, tensor<8x16xf32>) -> tensor<6x8xf32>
+  %u = nnvm.reshape %d {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
+  %r = nnvm.relu %u : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  func.return %r : tensor<2x3x8xf32>
+}
+
+// Reshaped to other leading dims: the rows stay flattened.
+// CHECK-LABEL: func.func @dense_reshaped_elsewhere
+// CHECK:         nnvm.reshape %x {shape = [6, 16]}
+// CHECK:         nnvm.matmul %{{.*}} : (tensor<6x16xf32>, tensor<16x8xf32>) -> tensor<6x8xf32>
+// CHECK-NEXT:    nnvm.reshape %{{.*}} {shape = [3, 2, 8]}
+func.func @dense_reshaped_elsewhere(%x: tensor<2x3x16xf32>) -> tensor<3x2x8xf32> {
+  %w = nnvm.param "w" : tensor<8x16xf32>
+  %f = nnvm.reshape %x {shape = [6, 16]} : (tensor<2x3x16xf32>) -> tensor<6x16xf32>
+  %d = nnvm.dense %f, %w : (tensor<6x16xf32>, tensor<8x16xf32>) -> tensor<6x8xf32>
+  %u = nnvm.reshape %d {shape = [3, 2, 8]} : (tensor<6x8xf32>) -> tensor<3x2x8xf32>
+  func.return %u : tensor<3x2x8xf32>
+}
+
 // Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
@@ -148,4 +190,4 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
-// STATS-NEXT:   (S) 1 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 4 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
