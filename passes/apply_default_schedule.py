@@ -133,23 +133,33 @@ class KernelScheduler:
         return self.prims
 
     def _inlinable(self, info: StageInfo) -> bool:
+        """Injective stages read only by other computes are inlined; one with several readers
+        (x in GELU's x * (1 + erf(x / sqrt 2)) / 2) only when it is elementwise, so each
+        reader recomputes a few arithmetic ops instead of a buffer making a round trip."""
         op = info.op
         if info.is_output or op.reduce_kind is not None or op.template_name in ("pad", "pack"):
             return False
-        return len(info.readers) == 1 and isinstance(info.readers[0], ComputeOp)
+        if not info.readers or not all(isinstance(r, ComputeOp) for r in info.readers):
+            return False
+        return len(info.readers) == 1 or _is_elementwise(op)
 
     def _effective_reader(self, info: StageInfo) -> StageInfo | None:
         """The one stage reading `info` once inlined stages are looked through."""
-        current = info
-        while True:
-            if len(current.readers) != 1 or not isinstance(current.readers[0], ComputeOp):
-                return None
-            reader = self.infos.get(current.readers[0].result)
-            if reader is None:
-                return None
-            if reader.name not in self.inlined:
-                return reader
-            current = reader
+        found: set[str] = set()
+        result: StageInfo | None = None
+        pending = [info]
+        while pending:
+            current = pending.pop()
+            for r in current.readers:
+                reader = self.infos.get(r.result) if isinstance(r, ComputeOp) else None
+                if reader is None:
+                    return None
+                if reader.name in self.inlined:
+                    pending.append(reader)
+                elif reader.name not in found:
+                    found.add(reader.name)
+                    result = reader
+        return result if len(found) == 1 else None
 
     def _template(self, anchor: StageInfo, template: Template) -> None:
         """Schedule the anchor with its epilogue (the fused output stage), or with a
@@ -546,6 +556,25 @@ def _block_lanes(op: ComputeOp, lanes: int) -> int:
             if 1 < inner < lanes and lanes % inner == 0:
                 lanes = inner
     return lanes
+
+
+def _is_elementwise(op: ComputeOp) -> bool:
+    """Does every read index the tensor with the stage's own axes (as far as they go), so
+    recomputing it per reader costs only its arithmetic?"""
+    args = list(op.block.args[: len(op.shape)])
+    for r in op.block.ops:
+        if isinstance(r, ReadOp) and r.indices:
+            idx = list(r.indices)
+            tail = args[len(args) - len(idx) :] if len(idx) <= len(args) else None
+            if tail is None or any(
+                i is not a and not _is_constant_index(i) for i, a in zip(idx, tail, strict=True)
+            ):
+                return False
+    return True
+
+
+def _is_constant_index(v: SSAValue) -> bool:
+    return isinstance(v.owner, Operation) and not v.owner.operands
 
 
 def _innermost_is_spatial(op: ComputeOp) -> bool:

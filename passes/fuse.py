@@ -9,7 +9,9 @@ its operands:
 * a reduction absorbs elementwise/broadcast producers, and its elementwise epilogue;
 * opaque ops stand alone;
 * a value used outside a group ends it: an op joins only the group whose output it is the sole
-  user of, so no intermediate of a group is ever needed elsewhere (and no cycle can form).
+  user of, so no intermediate of a group is ever needed elsewhere (and no cycle can form);
+  except a diamond: when all uses of the output meet again in one op through ops that may all
+  join (GELU's x * (1 + erf(x / sqrt 2)) / 2), they join together.
 
 One group is one kernel. The hash is structural (ops, shapes, attributes; not names), so
 identical groups share one function, one compile and one tuning record."""
@@ -82,25 +84,66 @@ class GroupBuilder:
     max_group_size: int
     group_of: dict[Operation, Group] = field(default_factory=dict)
     groups: list[Group] = field(default_factory=list)
+    destined: dict[Operation, Group] = field(default_factory=dict)
+    """Ops of an approved diamond, each joining its group when it is offered."""
 
     def offer(self, op: Operation) -> None:
+        if op in self.destined:
+            self._join(self.destined.pop(op), op)
+            return
         if self.enable and len(op.results) == 1 and pattern_kind(op) != K.OPAQUE:
             for operand in op.operands:
                 producer = operand.owner
                 group = self.group_of.get(producer)  # type: ignore[arg-type]
                 if group is None or group.output is not producer or len(producer.results) != 1:
                     continue
-                if any(use.operation is not op for use in producer.results[0].uses):
-                    continue  # the group's output is needed elsewhere: the group ends here
                 if len(group.ops) >= self.max_group_size or not can_join(group, op, operand):
                     continue
-                group.ops.append(op)
-                group.kind = joined_kind(group.kind, pattern_kind(op))
-                self.group_of[op] = group
+                if any(use.operation is not op for use in producer.results[0].uses):
+                    # the group's output is needed elsewhere: the group ends here, unless all
+                    # its uses meet again in one op through ops that may join it (a diamond)
+                    diamond = self._diamond(group, operand)
+                    if diamond is None or diamond[0] is not op:
+                        continue
+                    for later in diamond[1:]:
+                        self.destined[later] = group
+                self._join(group, op)
                 return
         group = Group([op], pattern_kind(op))
         self.groups.append(group)
         self.group_of[op] = group
+
+    def _join(self, group: Group, op: Operation) -> None:
+        group.ops.append(op)
+        group.kind = joined_kind(group.kind, pattern_kind(op))
+        self.group_of[op] = group
+
+    def _diamond(self, group: Group, value: SSAValue, limit: int = 16) -> list[Operation] | None:
+        """The ops, in program order, from `value` to the one op where all paths from it meet
+        again (GELU's x * (1 + erf(x / sqrt 2)) / 2 uses x twice), when every one of them may
+        join `group`: then none of their values is needed outside the group. None otherwise."""
+        inside: set[SSAValue] = {value}
+        region: list[Operation] = []
+        op = value.owner.next_op  # type: ignore[union-attr]
+        while op is not None and len(region) < limit:
+            if any(v in inside for v in op.operands):
+                if (
+                    len(op.results) != 1
+                    or op in self.destined
+                    or pattern_kind(op) == K.OPAQUE
+                    or len(group.ops) + len(region) >= self.max_group_size
+                    or not can_join(group, op, value)
+                ):
+                    return None
+                region.append(op)
+                inside.add(op.results[0])
+                open_values = [
+                    v for v in inside if any(u.operation not in region for u in v.uses)
+                ]
+                if open_values == [op.results[0]]:
+                    return region
+            op = op.next_op
+        return None
 
 
 def kernel_name(group: Group, digest: str) -> str:

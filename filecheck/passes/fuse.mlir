@@ -64,3 +64,47 @@ func.func @shared(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, ten
   %s = nnvm.sum %m {axes = [1]} : (tensor<2x3xf32>) -> tensor<2xf32>
   func.return %e, %a, %n, %s : tensor<2x3xf32>, tensor<2x3xf32>, tensor<6xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A diamond: the matmul's biased result %x feeds both GELU branches, which meet again in
+// %g; every op between may join, so the whole GELU becomes the matmul's epilogue.
+// CHECK-LABEL: func.func @gelu_epilogue
+// CHECK:         %[[G:.*]] = func.call @fused_matmul_add_div_erf_add_and2more_
+// CHECK-NEXT:    func.return %[[G]]
+// CHECK:       func.func private @fused_matmul_add_div_erf_add_and2more_
+// CHECK:         nnvm.matmul
+// CHECK-NEXT:    nnvm.add
+// CHECK-NEXT:    nnvm.div
+// CHECK-NEXT:    nnvm.erf
+// CHECK-NEXT:    nnvm.add
+// CHECK-NEXT:    nnvm.mul
+// CHECK-NEXT:    nnvm.mul
+// CHECK-NEXT:    func.return
+func.func @gelu_epilogue(%a: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %c1 = nnvm.constant dense<1.0> : tensor<f32>
+  %half = nnvm.constant dense<0.5> : tensor<f32>
+  %sqrt2 = nnvm.constant dense<1.41421354> : tensor<f32>
+  %m = nnvm.matmul %a, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %x = nnvm.add %m, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %d = nnvm.div %x, %sqrt2 : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %e = nnvm.erf %d : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %p = nnvm.add %e, %c1 : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %q = nnvm.mul %x, %p : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g = nnvm.mul %q, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  func.return %g : tensor<4x16xf32>
+}
+
+// -----
+
+// Not a diamond: the second use of %x leaves through the return, so the group ends at %x.
+// CHECK-LABEL: func.func @open_diamond
+// CHECK-NEXT:    %[[X:.*]] = func.call @fused_matmul_add_
+// CHECK-NEXT:    %[[E:.*]] = func.call @fused_erf_
+// CHECK-NEXT:    func.return %[[X]], %[[E]]
+func.func @open_diamond(%a: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %m = nnvm.matmul %a, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %x = nnvm.add %m, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %e = nnvm.erf %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  func.return %x, %e : tensor<4x16xf32>, tensor<4x16xf32>
+}

@@ -96,8 +96,26 @@ func.func private @fused_conv2d_relu(%x: tensor<1x4x5x5x8xf32>, %w: tensor<4x4x3
 """
 """Rows short enough for the whole-image schedule (input-channel blocks outermost)."""
 
+MATMUL_GELU = """
+func.func private @fused_matmul_add_gelu(%a: tensor<16x24xf32>, %w: tensor<24x64xf32>, %b: tensor<64xf32>) -> tensor<16x64xf32> {
+  %c1 = nnvm.constant dense<1.0> : tensor<f32>
+  %half = nnvm.constant dense<0.5> : tensor<f32>
+  %sqrt2 = nnvm.constant dense<1.41421354> : tensor<f32>
+  %m = nnvm.matmul %a, %w : (tensor<16x24xf32>, tensor<24x64xf32>) -> tensor<16x64xf32>
+  %x = nnvm.add %m, %b : (tensor<16x64xf32>, tensor<64xf32>) -> tensor<16x64xf32>
+  %d = nnvm.div %x, %sqrt2 : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32>
+  %e = nnvm.erf %d : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  %p = nnvm.add %e, %c1 : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32>
+  %q = nnvm.mul %x, %p : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  %g = nnvm.mul %q, %half : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32>
+  func.return %g : tensor<16x64xf32>
+}
+"""
+"""A diamond epilogue: the biased product is read twice and inlined into both readers."""
+
 CASES = {
     "conv2d_add_relu": CONV_ADD_RELU,
+    "matmul_gelu": MATMUL_GELU,
     "conv2d_nchw8c_short_rows": CONV_NCHWC_SHORT_ROWS,
     "zero_insertion": ZERO_INSERTION,
     "conv2d_nchw8c_bias_relu": CONV_NCHWC_BIAS_RELU,
