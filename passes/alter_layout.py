@@ -229,7 +229,7 @@ class DenseToMatmul(RewritePattern):
             # are elementwise on its result and fuse into its epilogue
             flatten, after = unflatten
             mm = MatmulOp.make(flatten.input, wt.results[0])
-            rewriter.insert_op([wt, mm], InsertPoint.before(op))
+            rewriter.insert([wt, mm], InsertPoint.before(op))
             rewriter.replace(after, [], [mm.results[0]])
             rewriter.erase(op)
             erase_if_dead(flatten, rewriter)
