@@ -138,18 +138,29 @@ class BlockConv2D(RewritePattern):
     block: int
     stats: _Stats
 
-    def kernel_blocks(self, op: Conv2DOp) -> tuple[int, int] | None:
-        """(input-channel block, output-channel block) of the kernel, or None to leave op."""
+    def kernel_blocks(self, op: Conv2DOp) -> tuple[int, int, int] | None:
+        """(input block, kernel input-channel block, output block), or None to leave op. A
+        dense conv blocks its input and output channels each by the largest block dividing
+        them (MobileNet's 144 -> 24 projection reads NCHW16c and writes NCHW8c, so no
+        transform sits between it and the 16-blocked depthwise conv before it); a grouped
+        conv uses one block for both."""
         if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return None
+        if op.attr("out_layout"):
             return None
         x, w = op.operands
         if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
             return None
         c, (o, i) = shape_of(x)[1], shape_of(w)[:2]
+        if op.attr("groups") == 1:
+            ib, ob = conv_block(c, c, self.block), conv_block(o, o, self.block)
+            if c % ib or o % ob:
+                return None
+            return ib, ib, ob
         b = conv_block(c, o, self.block)
         if c % b or o % b:
             return None
-        return largest_divisor_at_most(i, b), b
+        return b, largest_divisor_at_most(i, b), b
 
     def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A conv over fewer input channels than a block (an image stem) that cannot block its
@@ -179,8 +190,9 @@ class BlockConv2D(RewritePattern):
         if blocks is None:
             self.stem_rewrite(op, rewriter)
             return
-        ib, ob = blocks
-        data_layout, kernel_layout = f"NCHW{ob}c", f"OIHW{ib}i{ob}o"
+        db, ib, ob = blocks
+        data_layout, kernel_layout = f"NCHW{db}c", f"OIHW{ib}i{ob}o"
+        out_layout = f"NCHW{ob}c"
         x, w = op.operands
         x_b = _to_layout(x, "NCHW", data_layout)
         if x.name_hint:
@@ -188,13 +200,11 @@ class BlockConv2D(RewritePattern):
         w_b = _to_layout(w, "OIHW", kernel_layout)
         if w.name_hint:
             w_b.results[0].name_hint = f"{w.name_hint}_{kernel_layout}"
-        conv = rebuild(
-            op,
-            [x_b.results[0], w_b.results[0]],
-            data_layout=data_layout,
-            kernel_layout=kernel_layout,
-        )
-        _replace_with_blocked(rewriter, op, [x_b, w_b], conv, data_layout, [])
+        layouts = {"data_layout": data_layout, "kernel_layout": kernel_layout}
+        if out_layout != data_layout:
+            layouts["out_layout"] = out_layout
+        conv = rebuild(op, [x_b.results[0], w_b.results[0]], **layouts)
+        _replace_with_blocked(rewriter, op, [x_b, w_b], conv, out_layout, [])
         self.stats.convs += 1
 
 

@@ -200,13 +200,14 @@ class Conv2DOp(NNVMOp):
             return conv(depthwise_nchwc, (kh, kw), ("kh", "kw"),
                         ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
         blocked = (
-            same
-            and cb is not None
+            cb is not None
+            and ob is not None
             and groups == 1
             and data_layout.text == f"NCHW{cb}c"
-            and kernel_layout.text == f"OIHW{cb}i{cb}o"
+            and out_layout.text == f"NCHW{ob}c"
+            and kernel_layout.text == f"OIHW{cb}i{ob}o"
         )
-        if blocked:
+        if blocked:  # input and output blocks may differ (NCHW16c in, NCHW8c out)
             assert cb is not None
 
             def nchwc(*a: Expr) -> Expr:

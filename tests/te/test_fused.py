@@ -113,8 +113,18 @@ func.func private @fused_matmul_add_gelu(%a: tensor<16x24xf32>, %w: tensor<24x64
 """
 """A diamond epilogue: the biased product is read twice and inlined into both readers."""
 
+CONV_NCHWC_MIXED_BLOCKS = """
+func.func private @fused_conv2d_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<3x2x3x3x8x4xf32>) -> tensor<1x3x6x6x4xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i4o", out_layout = "NCHW4c"} : (tensor<1x2x6x6x8xf32>, tensor<3x2x3x3x8x4xf32>) -> tensor<1x3x6x6x4xf32>
+  %r = nnvm.relu %c : (tensor<1x3x6x6x4xf32>) -> tensor<1x3x6x6x4xf32>
+  func.return %r : tensor<1x3x6x6x4xf32>
+}
+"""
+"""Input and output channels blocked differently (16 channels by 8 in, 12 by 4 out)."""
+
 CASES = {
     "conv2d_add_relu": CONV_ADD_RELU,
+    "conv2d_nchwc_mixed_blocks": CONV_NCHWC_MIXED_BLOCKS,
     "matmul_gelu": MATMUL_GELU,
     "conv2d_nchw8c_short_rows": CONV_NCHWC_SHORT_ROWS,
     "zero_insertion": ZERO_INSERTION,
