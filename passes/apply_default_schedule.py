@@ -253,6 +253,14 @@ class KernelScheduler:
         for d in shape:
             total *= d
         p = self.prims
+        if not _gathers_free(op):
+            # vectors along the last axis would need gathers (NCHW16c -> NCHW reads with a
+            # stride of 16): a plain inner loop under the fused outer axes, so each element
+            # costs a load and a store instead of the div/mod chain of a fused index
+            outer = self._fuse(name, axes[:-1])
+            if outer is not None:
+                self.parallel(name, outer, op)
+            return
         if len(shape) >= 2 and shape[-1] % lanes == 0 and total > lanes:
             fused = f"{name}.fused"
             p.append(FuseOp.make(name, axes, fused))
@@ -556,6 +564,20 @@ def _block_lanes(op: ComputeOp, lanes: int) -> int:
             if 1 < inner < lanes and lanes % inner == 0:
                 lanes = inner
     return lanes
+
+
+def _gathers_free(op: ComputeOp) -> bool:
+    """Can the last axis be vectorized without gathers: does every read either index its
+    last dimension by the stage's last axis, or not depend on that axis at all?"""
+    if not op.shape:
+        return True
+    last = op.block.args[len(op.shape) - 1]
+    for r in op.block.ops:
+        if not isinstance(r, ReadOp) or not r.indices or _depends_on(r.indices[-1], last):
+            continue
+        if any(_depends_on(i, last) for i in r.indices[:-1]):
+            return False
+    return True
 
 
 def _is_elementwise(op: ComputeOp) -> bool:

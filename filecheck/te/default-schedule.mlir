@@ -199,3 +199,17 @@ func.func @matmul_blocks(%a: tensor<256x2048xf32>, %b: tensor<2048x64xf32>) -> t
   %m = nnvm.matmul %a, %b : (tensor<256x2048xf32>, tensor<2048x64xf32>) -> tensor<256x64xf32>
   func.return %m : tensor<256x64xf32>
 }
+
+// -----
+
+// NCHW8c -> NCHW: vectors along w would gather (a stride of 8), so the outer axes are fused
+// and parallel and w stays a plain loop (no div/mod of a fully fused index per element).
+// CHECK-LABEL: func.func @unblock
+// CHECK:       te.schedule {
+// CHECK-NEXT:    te.fuse "layout_transform" (i, j, k) -> layout_transform.outer
+// CHECK-NEXT:    te.parallel "layout_transform" layout_transform.outer
+// CHECK-NEXT:  }
+func.func @unblock(%x: tensor<1x2x4x16x8xf32>) -> tensor<1x16x4x16xf32> {
+  %y = nnvm.layout_transform %x {src_layout = "NCHW8c", dst_layout = "NCHW"} : (tensor<1x2x4x16x8xf32>) -> tensor<1x16x4x16xf32>
+  func.return %y : tensor<1x16x4x16xf32>
+}
