@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Region
@@ -322,57 +323,53 @@ class UnrollOp(_AxisPrimitive):
     name = "te.unroll"
 
 
-@irdl_op_definition
-class BindOp(Primitive):
-    """`te.bind "S" i to "blockIdx.x"`: map a loop onto a GPU thread index (GPU targets)."""
+class _AxisTargetPrimitive(Primitive):
+    """`te.<op> "S" axis KEYWORD "target"`: an axis handed to something of the target (a GPU
+    thread index, an accelerator intrinsic), named by the string property TARGET."""
 
-    name = "te.bind"
     axis = prop_def(StringAttr)
-    thread = prop_def(StringAttr)
+    KEYWORD: ClassVar[str]
+    TARGET: ClassVar[str]
+
+    @property
+    def target_name(self) -> str:
+        return self.properties[self.TARGET].data  # type: ignore[attr-defined]
 
     def print(self, printer: Printer) -> None:
         self._print_stage(printer)
-        printer.print_string(" " + _name_text(self.axis.data) + " to ")
-        printer.print_string_literal(self.thread.data)
+        printer.print_string(f" {_name_text(self.axis.data)} {self.KEYWORD} ")
+        printer.print_string_literal(self.target_name)
         self._finish_print(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> IRDLOperation:
         stage = parser.parse_str_literal(" (a stage name)")
         axis = _parse_name(parser)
-        parser.parse_keyword("to")
-        thread = parser.parse_str_literal()
-        props = {"stage": StringAttr(stage), "axis": StringAttr(axis), "thread": StringAttr(thread)}
+        parser.parse_keyword(cls.KEYWORD)
+        target = parser.parse_str_literal()
+        props = {"stage": StringAttr(stage), "axis": StringAttr(axis), cls.TARGET: StringAttr(target)}
         return cls._finish_parse(parser, props)
 
 
 @irdl_op_definition
-class TensorizeOp(Primitive):
+class BindOp(_AxisTargetPrimitive):
+    """`te.bind "S" i to "blockIdx.x"`: map a loop onto a GPU thread index (GPU targets)."""
+
+    name = "te.bind"
+    thread = prop_def(StringAttr)
+    KEYWORD: ClassVar[str] = "to"
+    TARGET: ClassVar[str] = "thread"
+
+
+@irdl_op_definition
+class TensorizeOp(_AxisTargetPrimitive):
     """`te.tensorize "S" i.i with "vta.gemm"`: replace the loop nest under an axis by an
     accelerator intrinsic (accelerator targets)."""
 
     name = "te.tensorize"
-    axis = prop_def(StringAttr)
     intrinsic = prop_def(StringAttr)
-
-    def print(self, printer: Printer) -> None:
-        self._print_stage(printer)
-        printer.print_string(" " + _name_text(self.axis.data) + " with ")
-        printer.print_string_literal(self.intrinsic.data)
-        self._finish_print(printer)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> IRDLOperation:
-        stage = parser.parse_str_literal(" (a stage name)")
-        axis = _parse_name(parser)
-        parser.parse_keyword("with")
-        intrinsic = parser.parse_str_literal()
-        props = {
-            "stage": StringAttr(stage),
-            "axis": StringAttr(axis),
-            "intrinsic": StringAttr(intrinsic),
-        }
-        return cls._finish_parse(parser, props)
+    KEYWORD: ClassVar[str] = "with"
+    TARGET: ClassVar[str] = "intrinsic"
 
 
 # ----------------------------------------------------------------------------------------------
