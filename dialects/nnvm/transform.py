@@ -203,7 +203,7 @@ class TransposeOp(UnaryTransformOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         x = inputs[0]
-        return [np.ascontiguousarray(np.transpose(x, self._perm(x.ndim)))]
+        return [np.asarray(np.transpose(x, self._perm(x.ndim)), order="C")]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -251,7 +251,7 @@ class LayoutTransformOp(UnaryTransformOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         src, dst = self._layouts()
-        return [np.ascontiguousarray(dst.from_canonical(src.to_canonical(inputs[0])))]
+        return [np.asarray(dst.from_canonical(src.to_canonical(inputs[0])), order="C")]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -311,7 +311,7 @@ class DepthToSpaceOp(BlockRearrangeOp):
             y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
         else:
             y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
-        return [np.ascontiguousarray(y).reshape(n, c // (b * b), h * b, w * b)]
+        return [np.asarray(y, order="C").reshape(n, c // (b * b), h * b, w * b)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -349,7 +349,8 @@ class SpaceToDepthOp(BlockRearrangeOp):
         n, c, h, w = x.shape
         y = x.reshape(n, c, h // b, b, w // b, b)
         order = (0, 3, 5, 1, 2, 4) if self.attr("mode") == "DCR" else (0, 1, 3, 5, 2, 4)
-        return [np.ascontiguousarray(y.transpose(order)).reshape(n, c * b * b, h // b, w // b)]
+        out = np.asarray(y.transpose(order), order="C")
+        return [out.reshape(n, c * b * b, h // b, w // b)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -470,7 +471,7 @@ class SplitOp(NNVMOp):
         x = inputs[0]
         axis = normalize_axis(self.attr("axis"), x.ndim, "split: axis")
         cuts = np.cumsum(self.attr("sizes"))[:-1]
-        return [np.ascontiguousarray(p) for p in np.split(x, cuts, axis=axis)]
+        return [np.asarray(p, order="C") for p in np.split(x, cuts, axis=axis)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -545,7 +546,7 @@ class SliceOp(UnaryTransformOp):
         index = tuple(
             slice(r.start, r.stop if r.stop >= 0 else None, r.step) for r in self._ranges(x.shape)
         )
-        return [np.ascontiguousarray(x[index])]
+        return [np.asarray(x[index], order="C")]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
@@ -657,7 +658,7 @@ class GatherNDOp(NNVMOp):
         out_shape = (*idx.shape[:-1], *data.shape[b + m :])
         if not pieces:
             return [np.zeros(out_shape, data.dtype)]
-        return [np.ascontiguousarray(np.stack(pieces)).reshape(out_shape)]
+        return [np.asarray(np.stack(pieces), order="C").reshape(out_shape)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         data, idx = inputs
@@ -1167,7 +1168,7 @@ class CumSumOp(NNVMOp):
         out = np.cumsum(y, axis=axis, dtype=x.dtype)
         if self.attr("reverse"):
             out = np.flip(out, axis)
-        return [np.ascontiguousarray(out)]
+        return [np.asarray(out, order="C")]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs

@@ -100,9 +100,9 @@ class GraphModule:
                 key, value, TensorInfo(info["shape"], info["dtype"])
             )
         elif key in self._param_info:
-            self._params[key] = np.ascontiguousarray(
-                self._checked(key, value, self._param_info[key])
-            )
+            # (np.ascontiguousarray would turn a 0-d param into shape [1])
+            checked = self._checked(key, value, self._param_info[key])
+            self._params[key] = np.asarray(checked, order="C")
             self._release()
         else:
             raise UserError(
@@ -208,7 +208,7 @@ class DebugGraphModule(GraphModule):
         super().__init__(graph, lib, device)
         self._arena = aligned_empty((max(self.graph.arena_bytes, 1),), np.uint8)
         self._constants = {
-            name: np.ascontiguousarray(np.asarray(c["value"], dtype=c["dtype"]).reshape(c["shape"]))
+            name: np.asarray(c["value"], dtype=c["dtype"], order="C").reshape(c["shape"])
             for name, c in self.graph.constants.items()
         }
         self._kernels = {}
