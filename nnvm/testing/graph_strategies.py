@@ -34,11 +34,11 @@ from nnvm.dialects.nnvm.elementwise import (
     SigmoidOp,
     TanhOp,
 )
-from nnvm.dialects.nnvm.nn import BatchNormOp, BiasAddOp, DenseOp, SoftmaxOp
+from nnvm.dialects.nnvm.nn import BatchNormOp, BiasAddOp, DenseOp, MatmulOp, SoftmaxOp
 from nnvm.dialects.nnvm.pooling import GlobalAvgPool2DOp, MaxPool2DOp
 from nnvm.dialects.nnvm.reduce import ReduceSumOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
-from nnvm.dialects.nnvm.transform import ConcatOp, DropoutOp, ReshapeOp
+from nnvm.dialects.nnvm.transform import ConcatOp, DropoutOp, ReshapeOp, TransposeOp
 
 UNARY = [ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp]
 BINARY = [AddOp, SubOp, MulOp, MaximumOp, MinimumOp]
@@ -71,6 +71,13 @@ class _Builder:
         name = f"{prefix}{len(self.params)}"
         self.params[name] = self.rng.uniform(low, high, size=shape).astype(np.float32)
         op = ParamOp(name, TensorType(f32, list(shape)))
+        assert self.block is not None
+        self.block.add_op(op)
+        return op.result
+
+    def scalar(self, value: float) -> SSAValue:
+        """A 0-d constant (not offered as an operand to later steps)."""
+        op = ConstantOp(np.asarray(value, dtype=np.float32).reshape(()))
         assert self.block is not None
         self.block.add_op(op)
         return op.result
@@ -115,6 +122,23 @@ def _step(b: _Builder, x: SSAValue, kind: str) -> None:
         b.add(ReduceSumOp.make(x, axes=[len(shape) - 1], keepdims=True))
     elif kind == "softmax":
         b.add(SoftmaxOp.make(x, axis=-1))
+    elif kind == "gelu":  # x read twice: a diamond for fusion
+        half, one, root2 = (b.scalar(v) for v in (0.5, 1.0, np.sqrt(2.0)))
+        e = b.add(ErfOp.make(b.add(DivOp.make(x, root2)).result)).result
+        q = b.add(MulOp.make(x, b.add(AddOp.make(e, one)).result)).result
+        b.add(MulOp.make(q, half))
+    elif kind == "matmul" and len(shape) >= 2:
+        n = draw(st.sampled_from([1, 3, 16, 33]))
+        b.add(MatmulOp.make(x, b.param((shape[-1], n))))
+    elif kind == "transpose" and len(shape) >= 2:
+        perm = list(range(len(shape)))
+        perm[-2], perm[-1] = perm[-1], perm[-2]
+        b.add(TransposeOp.make(x, perm=perm))
+    elif kind == "flatten_dense" and len(shape) == 3:  # ONNX MatMul of 3-D rows by a weight
+        rows = b.add(ReshapeOp.make(x, shape=[shape[0] * shape[1], shape[2]])).result
+        units = draw(st.integers(1, 5))
+        y = b.add(DenseOp.make(rows, b.param((units, shape[2])))).result
+        b.add(ReshapeOp.make(y, shape=[shape[0], shape[1], units]))
     elif len(shape) == 4:
         _step4(b, x, kind, shape)
     elif len(shape) == 2 and kind == "dense":
@@ -173,6 +197,10 @@ STEP_KINDS = [
     "concat",
     "flatten",
     "dense",
+    "gelu",
+    "matmul",
+    "transpose",
+    "flatten_dense",
 ]
 
 
