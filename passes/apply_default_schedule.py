@@ -25,6 +25,7 @@ apply falls back to the plain per-stage schedules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,13 +63,17 @@ a few microseconds, and more when the other core is busy)."""
 NATIVE_BITS = 256
 
 
-def native_lanes(elt: object, vector_bits: int = NATIVE_BITS) -> int:
-    bits = 32
+def element_bits(elt: object) -> int:
+    """Bits of a float or (non-bool) integer element; 32 for the rest (i1, index)."""
     if exprs.is_float_type(elt):  # type: ignore[arg-type]
-        bits = exprs.float_width(elt)  # type: ignore[arg-type]
-    elif exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
-        bits = exprs.int_width(elt)  # type: ignore[arg-type]
-    return max(vector_bits // bits, 1)
+        return exprs.float_width(elt)  # type: ignore[arg-type]
+    if exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
+        return exprs.int_width(elt)  # type: ignore[arg-type]
+    return 32
+
+
+def native_lanes(elt: object, vector_bits: int = NATIVE_BITS) -> int:
+    return max(vector_bits // element_bits(elt), 1)
 
 
 @dataclass
@@ -483,14 +488,6 @@ ROW_BLOCK_BYTES = 512 * 1024
 column panel of the right operand and the output share it)."""
 
 
-def _element_bytes(elt: object) -> int:
-    if exprs.is_float_type(elt):  # type: ignore[arg-type]
-        return exprs.float_width(elt) // 8  # type: ignore[arg-type]
-    if exprs.is_int_type(elt) and not exprs.is_bool_type(elt):  # type: ignore[arg-type]
-        return max(exprs.int_width(elt) // 8, 1)  # type: ignore[arg-type]
-    return 1
-
-
 def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     """out[b..., i, j] = sum_k x[b..., i, k] y[b..., k, j]: register tiles of rows x one or two
     vectors of columns (as many accumulators as the target's registers allow: 14x2 zmm, 6x2
@@ -509,10 +506,8 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     mf = _divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
-    depth = 1
-    for r in anchor.reduce_shape:
-        depth *= r
-    tile_bytes = mf * depth * _element_bytes(anchor.element_type)
+    depth = math.prod(anchor.reduce_shape)
+    tile_bytes = mf * depth * max(element_bits(anchor.element_type) // 8, 1)
     per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
