@@ -91,7 +91,11 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: te.unroll "conv2d" ow
 // CHECK-NEXT: te.unroll "conv2d" ocb
 // CHECK-NEXT: te.vectorize "conv2d" oc
-// CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k, l, m) -> conv2d.pad.fused
+// The padded input: the outer axes fused and parallel, the columns a loop, the channel block
+// one vector (its bounds test needs no div/mod of a fused index).
+// CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k) -> conv2d.pad.outer
+// CHECK-NEXT: te.vectorize "conv2d.pad" m
+// CHECK-NEXT: te.parallel "conv2d.pad" conv2d.pad.outer
 // LOOPS-LABEL: func.func private @fused_conv2d_add_relu
 // LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x2x1x6x8xf32>
 // LOOPS:       scf.for %icb =
