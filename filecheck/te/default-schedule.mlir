@@ -217,3 +217,17 @@ func.func @unblock(%x: tensor<1x2x4x16x8xf32>) -> tensor<1x16x4x16xf32> {
   %y = nnvm.layout_transform %x {src_layout = "NCHW8c", dst_layout = "NCHW"} : (tensor<1x2x4x16x8xf32>) -> tensor<1x16x4x16xf32>
   func.return %y : tensor<1x16x4x16xf32>
 }
+
+// -----
+
+// A max pool in NCHW8c: one vector per output position, the window loops outside it, the
+// column a loop under the fused (parallel) outer axes (no div/mod per vector).
+// CHECK-LABEL: func.func @pool_nchwc
+// CHECK:       te.reorder "max_pool2d" (i, j, k, l, kh, kw, m)
+// CHECK-NEXT:  te.vectorize "max_pool2d" m
+// CHECK-NEXT:  te.fuse "max_pool2d" (i, j, k) -> max_pool2d.outer
+// CHECK-NEXT:  te.parallel "max_pool2d" max_pool2d.outer
+func.func @pool_nchwc(%x: tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32> {
+  %y = nnvm.max_pool2d %x {pool_size = [2, 2], strides = [2, 2], layout = "NCHW8c"} : (tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32>
+  func.return %y : tensor<1x2x4x4x8xf32>
+}
