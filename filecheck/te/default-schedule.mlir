@@ -231,3 +231,26 @@ func.func @pool_nchwc(%x: tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32> {
   %y = nnvm.max_pool2d %x {pool_size = [2, 2], strides = [2, 2], layout = "NCHW8c"} : (tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32>
   func.return %y : tensor<1x2x4x4x8xf32>
 }
+
+// -----
+
+// A dense of one row (a GEMV): k split into vectors and rfactor-ed; eight outputs computed
+// together with k.o outside them, so their partial sums are eight independent FMA chains.
+// CHECK-LABEL: func.func private @fused_dense_bias_add_relu
+// CHECK:       te.compute_inline "bias_add"
+// CHECK-NEXT:  te.split "relu" j by 8 -> (j.o, j.i)
+// CHECK-NEXT:  te.fuse "relu" (i, j.o) -> relu.outer
+// CHECK-NEXT:  te.parallel "relu" relu.outer
+// CHECK-NEXT:  te.compute_at "dense" at "relu" relu.outer
+// CHECK-NEXT:  te.split "dense" k by 8 -> (k.o, k.i)
+// CHECK-NEXT:  te.rfactor "dense" k.i -> "dense.rf"
+// CHECK-NEXT:  te.reorder "dense.rf" (i0, k.o, n, k.i)
+// CHECK-NEXT:  te.unroll "dense.rf" n
+// CHECK-NEXT:  te.vectorize "dense.rf" k.i
+// CHECK-NEXT:  te.compute_at "dense.rf" at "dense" i0
+func.func private @fused_dense_bias_add_relu(%x: tensor<1x64xf32>, %w: tensor<16x64xf32>, %b: tensor<16xf32>) -> tensor<1x16xf32> {
+  %d = nnvm.dense %x, %w : (tensor<1x64xf32>, tensor<16x64xf32>) -> tensor<1x16xf32>
+  %a = nnvm.bias_add %d, %b {axis = 1} : (tensor<1x16xf32>, tensor<16xf32>) -> tensor<1x16xf32>
+  %r = nnvm.relu %a : (tensor<1x16xf32>) -> tensor<1x16xf32>
+  func.return %r : tensor<1x16xf32>
+}

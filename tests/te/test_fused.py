@@ -122,8 +122,18 @@ func.func private @fused_conv2d_relu(%x: tensor<1x2x6x6x8xf32>, %w: tensor<3x2x3
 """
 """Input and output channels blocked differently (16 channels by 8 in, 12 by 4 out)."""
 
+DENSE_GEMV = """
+func.func private @fused_dense_bias_add(%x: tensor<1x100xf32>, %w: tensor<24x100xf32>, %b: tensor<24xf32>) -> tensor<1x24xf32> {
+  %d = nnvm.dense %x, %w : (tensor<1x100xf32>, tensor<24x100xf32>) -> tensor<1x24xf32>
+  %a = nnvm.bias_add %d, %b {axis = 1} : (tensor<1x24xf32>, tensor<24xf32>) -> tensor<1x24xf32>
+  func.return %a : tensor<1x24xf32>
+}
+"""
+"""A GEMV: eight outputs' partial sums interleaved, k not a multiple of the vector width."""
+
 CASES = {
     "conv2d_add_relu": CONV_ADD_RELU,
+    "dense_gemv": DENSE_GEMV,
     "conv2d_nchwc_mixed_blocks": CONV_NCHWC_MIXED_BLOCKS,
     "matmul_gelu": MATMUL_GELU,
     "conv2d_nchw8c_short_rows": CONV_NCHWC_SHORT_ROWS,
