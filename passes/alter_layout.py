@@ -50,7 +50,7 @@ from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
-from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp
+from nnvm.dialects.nnvm.nn import PANEL, BiasAddOp, DenseOp, MatmulOp, should_pack
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.rnn import LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
@@ -229,24 +229,39 @@ class DenseToMatmul(RewritePattern):
             rows *= d
         if len(xs) < 2 or rows < self.min_rows:
             return
-        wt = TransposeOp.make(w, perm=[1, 0])
-        if w.name_hint:
-            wt.results[0].name_hint = f"{w.name_hint}_KN"
         unflatten = _unflattened(op)
+        lhs = unflatten[0].input if unflatten is not None else x
+        weight_ops, weight, panel = _matmul_weight(w, shape_of(lhs)[-2])
+        mm = MatmulOp.make(lhs, weight, rhs_panel=panel)
         if unflatten is not None:
             # reshape([b.., m, k] -> [b..m, k]) . dense . reshape(-> [b.., m, n]): one batched
             # matmul of the unflattened rows, so the ops after it (bias, GELU, residual)
             # are elementwise on its result and fuse into its epilogue
             flatten, after = unflatten
-            mm = MatmulOp.make(flatten.input, wt.results[0])
-            rewriter.insert([wt, mm], InsertPoint.before(op))
+            rewriter.insert([*weight_ops, mm], InsertPoint.before(op))
             rewriter.replace(after, [], [mm.results[0]])
             rewriter.erase(op)
             erase_if_dead(flatten, rewriter)
         else:
-            mm = MatmulOp.make(x, wt.results[0])
-            rewriter.replace(op, [wt, mm])
+            rewriter.replace(op, [*weight_ops, mm])
         self.stats.dense_to_matmul += 1
+
+
+def _matmul_weight(w: SSAValue, rows: int) -> tuple[list[Operation], SSAValue, int]:
+    """The matmul operand for a constant dense weight [N, K]: its transpose [K, N], or, when
+    the product is big enough to pack, the [N/P, K, P] column panels the matmul's register
+    tiles stream (packed once here, by fold-constants, instead of on every call)."""
+    n, k = shape_of(w)
+    if should_pack(rows, k, n):
+        panels = ReshapeOp.make(w, shape=[n // PANEL, PANEL, k])
+        packed = TransposeOp.make(panels.results[0], perm=[0, 2, 1])
+        if w.name_hint:
+            packed.results[0].name_hint = f"{w.name_hint}_panels"
+        return [panels, packed], packed.results[0], PANEL
+    wt = TransposeOp.make(w, perm=[1, 0])
+    if w.name_hint:
+        wt.results[0].name_hint = f"{w.name_hint}_KN"
+    return [wt], wt.results[0], 0
 
 
 def _unflattened(op: DenseOp) -> tuple[ReshapeOp, ReshapeOp] | None:

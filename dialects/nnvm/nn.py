@@ -141,26 +141,54 @@ class MatmulOp(NNVMOp):
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
+    rhs_panel = int_prop(0)
+    """0: rhs is [..., K, N]. P > 0: rhs is a constant [K, N] weight packed into column panels
+    [N/P, K, P] (alter-layout packs it once, fold-constants computes it)."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def _rhs_shape(self, rhs: Sequence[int]) -> tuple[int, ...]:
+        """The logical [K, N] shape of a packed rhs (the shape itself when not packed)."""
+        p = self.attr("rhs_panel")
+        if not p:
+            return tuple(rhs)
+        if p < 0 or len(rhs) != 3 or rhs[2] != p:
+            raise ShapeError(f"matmul: rhs_panel = {p} needs a [N/{p}, K, {p}] rhs, got {list(rhs)}")
+        return (rhs[1], rhs[0] * p)
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         a, b = operand_types
         _same_element_type("matmul", operand_types, "numeric")
-        return [tensor(matmul_shape(a.get_shape(), b.get_shape()), a.element_type)]
+        rhs = self._rhs_shape(b.get_shape())
+        return [tensor(matmul_shape(a.get_shape(), rhs), a.element_type)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         a, b = inputs
+        if self.attr("rhs_panel"):
+            b = unpack_panels(b)
         return [np.asarray(np.matmul(_acc(a), _acc(b))).astype(a.dtype)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         a, c = inputs
+        panel = self.attr("rhs_panel")
+        if panel:
+            k, n = c.shape[1], c.shape[0] * panel
+            shape = (*a.shape[:-1], n)
+
+            def packed_body(*args: Expr) -> Expr:
+                *idx, r = args
+                j = idx[-1]
+                return a[(*idx[:-1], r)] * c[j // panel, r, j % panel]
+
+            reduce = "k" if len(shape) < 3 else "r"
+            return [topi.summed(b, shape, (k,), packed_body, a.dtype, reduce_axes=(reduce,),
+                                template="matmul")]
         shape = matmul_shape(a.shape, c.shape)
         a2, c2 = a.ndim >= 2, c.ndim >= 2
         nb = len(shape) - int(a2) - int(c2)
         k = a.shape[-1]
         n = shape[-1] if shape else 1  # 1-D x 1-D is a scalar
         packed = None
-        if a2 and c.ndim == 2 and n % PANEL == 0 and k >= PANEL and a.shape[-2] >= PANEL:
+        if a2 and c.ndim == 2 and should_pack(a.shape[-2], k, n):
             # pack the second operand into [N/PANEL][K][PANEL] column panels: the register
             # tiles then stream it contiguously instead of with a row stride
             packed = b.compute(
@@ -189,6 +217,18 @@ class MatmulOp(NNVMOp):
 
 PANEL = 32
 """Column-panel width of a packed matmul operand (two AVX-512 or four AVX2 f32 vectors)."""
+
+
+def should_pack(rows: int, k: int, n: int) -> bool:
+    """Is a [K, N] right operand worth packing into column panels for `rows` rows of the left
+    one (the register tiles then stream it contiguously instead of with a row stride)?"""
+    return n % PANEL == 0 and k >= PANEL and rows >= PANEL
+
+
+def unpack_panels(packed: np.ndarray) -> np.ndarray:
+    """[N/P, K, P] column panels -> the [K, N] matrix."""
+    panels, k, p = packed.shape
+    return np.ascontiguousarray(packed.transpose(1, 0, 2)).reshape(k, panels * p)
 
 
 @irdl_op_definition

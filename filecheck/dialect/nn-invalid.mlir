@@ -50,6 +50,14 @@ func.func @matmul_batch(%a0: tensor<2x2x3xf32>, %a1: tensor<3x3x5xf32>) -> tenso
 
 // -----
 
+func.func @matmul_panels(%a: tensor<2x3xf32>, %b: tensor<2x3x16xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{matmul: rhs_panel = 32 needs a [N/32, K, 32] rhs, got [2, 3, 16]}}
+  %0 = nnvm.matmul %a, %b {rhs_panel = 32} : (tensor<2x3xf32>, tensor<2x3x16xf32>) -> tensor<2x64xf32>
+  func.return %0 : tensor<2x64xf32>
+}
+
+// -----
+
 func.func @matmul_mixed(%a0: tensor<2x3xf32>, %a1: tensor<3x5xf16>) -> tensor<2x5xf32> {
   // expected-error @+1 {{matmul operands must share one element type, got f32 and f16}}
   %0 = nnvm.matmul %a0, %a1 : (tensor<2x3xf32>, tensor<3x5xf16>) -> tensor<2x5xf32>

@@ -24,6 +24,14 @@ func.func @matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
   func.return %y : tensor<2x4xf32>
 }
 
+// A weight packed into [N/P, K, P] column panels.
+// CHECK-LABEL: @matmul_panels
+// CHECK-NEXT: %y = nnvm.matmul %a, %b {rhs_panel = 32} : (tensor<2x3xf32>, tensor<2x3x32xf32>) -> tensor<2x64xf32>
+func.func @matmul_panels(%a: tensor<2x3xf32>, %b: tensor<2x3x32xf32>) -> tensor<2x64xf32> {
+  %y = nnvm.matmul %a, %b {rhs_panel = 32} : (tensor<2x3xf32>, tensor<2x3x32xf32>) -> tensor<2x64xf32>
+  func.return %y : tensor<2x64xf32>
+}
+
 // CHECK-LABEL: @matmul_vector
 // CHECK-NEXT: %y = nnvm.matmul %a, %b : (tensor<3xf32>, tensor<6x3x4xf32>) -> tensor<6x4xf32>
 func.func @matmul_vector(%a: tensor<3xf32>, %b: tensor<6x3x4xf32>) -> tensor<6x4xf32> {

@@ -161,6 +161,20 @@ func.func @dense_of_flattened_rows(%x: tensor<2x3x16xf32>) -> tensor<2x3x8xf32> 
   func.return %r : tensor<2x3x8xf32>
 }
 
+// Enough rows, columns and depth to pack: the weight becomes [N/32, K, 32] column panels
+// (fold-constants computes them once) and the matmul reads them as `rhs_panel = 32`.
+// CHECK-LABEL: func.func @dense_packed
+// CHECK-NEXT:    %w = nnvm.param "w" : tensor<64x48xf32>
+// CHECK-NEXT:    %[[P:.*]] = nnvm.reshape %w {shape = [2, 32, 48]} : (tensor<64x48xf32>) -> tensor<2x32x48xf32>
+// CHECK-NEXT:    %[[WP:.*]] = nnvm.transpose %[[P]] {perm = [0, 2, 1]} : (tensor<2x32x48xf32>) -> tensor<2x48x32xf32>
+// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WP]] {rhs_panel = 32} : (tensor<32x48xf32>, tensor<2x48x32xf32>) -> tensor<32x64xf32>
+// CHECK-NEXT:    func.return %[[M]]
+func.func @dense_packed(%x: tensor<32x48xf32>) -> tensor<32x64xf32> {
+  %w = nnvm.param "w" : tensor<64x48xf32>
+  %d = nnvm.dense %x, %w : (tensor<32x48xf32>, tensor<64x48xf32>) -> tensor<32x64xf32>
+  func.return %d : tensor<32x64xf32>
+}
+
 // Reshaped to other leading dims: the rows stay flattened.
 // CHECK-LABEL: func.func @dense_reshaped_elsewhere
 // CHECK:         nnvm.reshape %x {shape = [6, 16]}
@@ -190,4 +204,4 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
-// STATS-NEXT:   (S) 4 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 5 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

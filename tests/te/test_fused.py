@@ -131,8 +131,18 @@ func.func private @fused_dense_bias_add(%x: tensor<1x100xf32>, %w: tensor<24x100
 """
 """A GEMV: eight outputs' partial sums interleaved, k not a multiple of the vector width."""
 
+MATMUL_PANELS = """
+func.func private @fused_matmul_add(%x: tensor<2x40x48xf32>, %w: tensor<2x48x32xf32>, %b: tensor<64xf32>) -> tensor<2x40x64xf32> {
+  %m = nnvm.matmul %x, %w {rhs_panel = 32} : (tensor<2x40x48xf32>, tensor<2x48x32xf32>) -> tensor<2x40x64xf32>
+  %a = nnvm.add %m, %b : (tensor<2x40x64xf32>, tensor<64xf32>) -> tensor<2x40x64xf32>
+  func.return %a : tensor<2x40x64xf32>
+}
+"""
+"""A batched matmul by a weight pre-packed into column panels, with its bias."""
+
 CASES = {
     "conv2d_add_relu": CONV_ADD_RELU,
+    "matmul_panels": MATMUL_PANELS,
     "dense_gemv": DENSE_GEMV,
     "conv2d_nchwc_mixed_blocks": CONV_NCHWC_MIXED_BLOCKS,
     "matmul_gelu": MATMUL_GELU,
