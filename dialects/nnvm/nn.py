@@ -170,27 +170,17 @@ class MatmulOp(NNVMOp):
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         a, c = inputs
         panel = self.attr("rhs_panel")
-        if panel:
-            k, n = c.shape[1], c.shape[0] * panel
-            shape = (*a.shape[:-1], n)
-
-            def packed_body(*args: Expr) -> Expr:
-                *idx, r = args
-                j = idx[-1]
-                return a[(*idx[:-1], r)] * c[j // panel, r, j % panel]
-
-            reduce = "k" if len(shape) < 3 else "r"
-            return [topi.summed(b, shape, (k,), packed_body, a.dtype, reduce_axes=(reduce,),
-                                template="matmul")]
-        shape = matmul_shape(a.shape, c.shape)
-        a2, c2 = a.ndim >= 2, c.ndim >= 2
+        rhs_shape = self._rhs_shape(c.shape)
+        shape = matmul_shape(a.shape, rhs_shape)
+        a2, c2 = a.ndim >= 2, len(rhs_shape) >= 2
         nb = len(shape) - int(a2) - int(c2)
         k = a.shape[-1]
         n = shape[-1] if shape else 1  # 1-D x 1-D is a scalar
-        packed = None
-        if a2 and c.ndim == 2 and should_pack(a.shape[-2], k, n):
+        packed, width = (c, panel) if panel else (None, PANEL)
+        if packed is None and a2 and c.ndim == 2 and should_pack(a.shape[-2], k, n):
             # pack the second operand into [N/PANEL][K][PANEL] column panels: the register
-            # tiles then stream it contiguously instead of with a row stride
+            # tiles then stream it contiguously instead of with a row stride (a constant
+            # weight comes packed already: rhs_panel)
             packed = b.compute(
                 (n // PANEL, k, PANEL),
                 lambda jo, kk, ji: c[kk, jo * PANEL + ji],
@@ -204,7 +194,7 @@ class MatmulOp(NNVMOp):
             ai = [*topi.broadcast_index(batch, a.shape[:-2]), idx[nb], r] if a2 else [r]
             if packed is not None:
                 j = idx[-1]
-                return a[ai] * packed[j // PANEL, r, j % PANEL]
+                return a[ai] * packed[j // width, r, j % width]
             ci = [*topi.broadcast_index(batch, c.shape[:-2]), r, idx[-1]] if c2 else [r]
             return a[ai] * c[ci]
 
