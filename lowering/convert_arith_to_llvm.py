@@ -132,21 +132,17 @@ def _float_minmax(intrinsic: str | None, ctor=None) -> Handler:
 def _floordivsi(op: arith.FloorDivSIOp, b: LLVMBuilder):
     """q = a / b rounded toward -inf: truncating quotient, minus one when the remainder is
     nonzero and its sign differs from the divisor's."""
-    ops = _operands(op, b)
-    if ops is None:
-        return None
-    x, y = ops
-    zero = b.const(0, x.type)
-    q = b.sdiv(x, y)
-    r = b.srem(x, y)
-    nonzero = b.icmp("ne", r, zero)
-    signs_differ = b.icmp("ne", b.icmp("slt", r, zero), b.icmp("slt", y, zero))
-    adjust = b.and_(nonzero, signs_differ)
-    return [b.select(adjust, b.sub(q, b.const(1, x.type)), q)]
+    return _rounded_sdiv(op, b, toward_ceiling=False)
 
 
 def _ceildivsi(op: arith.CeilDivSIOp, b: LLVMBuilder):
     """Truncating quotient, plus one when the remainder is nonzero with the divisor's sign."""
+    return _rounded_sdiv(op, b, toward_ceiling=True)
+
+
+def _rounded_sdiv(op: Operation, b: LLVMBuilder, toward_ceiling: bool):
+    """The truncating quotient moved one step toward +inf (ceiling) or -inf (floor) when the
+    remainder is nonzero and its sign agrees (ceiling) or disagrees (floor) with the divisor's."""
     ops = _operands(op, b)
     if ops is None:
         return None
@@ -155,9 +151,10 @@ def _ceildivsi(op: arith.CeilDivSIOp, b: LLVMBuilder):
     q = b.sdiv(x, y)
     r = b.srem(x, y)
     nonzero = b.icmp("ne", r, zero)
-    same_sign = b.icmp("eq", b.icmp("slt", r, zero), b.icmp("slt", y, zero))
-    adjust = b.and_(nonzero, same_sign)
-    return [b.select(adjust, b.add(q, b.const(1, x.type)), q)]
+    signs = b.icmp("eq" if toward_ceiling else "ne", b.icmp("slt", r, zero), b.icmp("slt", y, zero))
+    adjust = b.and_(nonzero, signs)
+    one = b.const(1, x.type)
+    return [b.select(adjust, b.add(q, one) if toward_ceiling else b.sub(q, one), q)]
 
 
 def _ceildivui(op: arith.CeilDivUIOp, b: LLVMBuilder):
