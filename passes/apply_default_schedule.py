@@ -392,7 +392,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     the channel blocks, so LLVM keeps 28 accumulators + 2 weights + 1 broadcast in AVX-512's
     32 registers instead of spilling)."""
     n, cb, h, w, c = s.axes(e)
-    an, acb, ah, aw, ac = anchor.spatial_names
+    an, _, ah, _, _ = anchor.spatial_names
     ncb, ow = anchor.shape[1], anchor.shape[3]
     depthwise = len(anchor.reduce_names) <= 2
     ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, 1 if depthwise else 2)
@@ -408,10 +408,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
-    p.append(ReorderOp.make(a, [an, ah, *anchor.reduce_names, aw, acb, ac]))
-    p.append(UnrollOp.make(a, aw))
-    p.append(UnrollOp.make(a, acb))
-    p.append(VectorizeOp.make(a, ac))
+    _conv_register_tile(s, anchor, a, [an, ah, *anchor.reduce_names])
     if depthwise:  # the copy costs as much as the conv
         s.pad_at(anchor, a, ah)
 
@@ -424,7 +421,7 @@ def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, o
     (few enough to stay in registers) carried through the kernel loops. ResNet-18's 7x7
     convs: 2.25 -> 1.95 ms each on one thread."""
     n, cb, h, w, c = s.axes(e)
-    an, acb, ah, aw, ac = anchor.spatial_names
+    an, _, ah, _, _ = anchor.spatial_names
     icb, *rest = anchor.reduce_names
     p = s.prims
     p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
@@ -434,10 +431,17 @@ def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, o
     s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, fused))
-    p.append(ReorderOp.make(a, [an, icb, ah, *rest, aw, acb, ac]))
-    p.append(UnrollOp.make(a, aw))
-    p.append(UnrollOp.make(a, acb))
-    p.append(VectorizeOp.make(a, ac))
+    _conv_register_tile(s, anchor, a, [an, icb, ah, *rest])
+
+
+def _conv_register_tile(s: KernelScheduler, anchor: ComputeOp, a: str, outer: list[str]) -> None:
+    """The conv's loops: `outer`, then the register tile: columns unrolled outside the channel
+    blocks (unrolled), the channels of a block one vector."""
+    _, acb, _, aw, ac = anchor.spatial_names
+    s.prims.append(ReorderOp.make(a, [*outer, aw, acb, ac]))
+    s.prims.append(UnrollOp.make(a, aw))
+    s.prims.append(UnrollOp.make(a, acb))
+    s.prims.append(VectorizeOp.make(a, ac))
 
 
 def _conv_tile(
