@@ -1,7 +1,7 @@
 """`python -m bench`: nnvm against onnxruntime, side by side, at 1 and 2 threads.
 
-    python -m bench                       # all models, 1 and 2 threads, JSON to bench-results.json
-    python -m bench --models resnet18 --threads 1 --rounds 9
+python -m bench                       # all models, 1 and 2 threads, JSON to bench-results.json
+python -m bench --models resnet18 --threads 1 --rounds 9
 """
 
 from __future__ import annotations
@@ -38,9 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(compare(name, model, inputs, t, flops, peaks[t], rounds=args.rounds))
     print(table(results))
     with open(args.json, "w") as f:
-        json.dump(
-            {"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1
-        )
+        json.dump({"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1)
     print(f"results written to {args.json}")
     return 0
 

@@ -207,7 +207,7 @@ def _micro_kernel(bb: Builder, ap, bp, c, m, kc, kc_eff, ic, jc, ir, jr, mr, vt)
 
 def compile_gemm(size: int, target: str | None = None, **blocking: int):
     """(JIT module, kernel) for a size^3 GEMM."""
-    from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+    from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
     from nnvm.targets.llvm import compile_jit
 
     module = build_gemm(size, size, size, **blocking)
@@ -319,8 +319,6 @@ def run_size(n: int, args: argparse.Namespace) -> int:
     print(f"  ratio (median of per-round ratios): {statistics.median(ratios):.2f}x")
     print(f"  compile {compile_s:.2f} s, max abs error {err:.2e}, target {cpu}")
     return 0
-
-
 
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ def measure_peak(threads: int = 1, iterations: int = 20_000_000, repeat: int = 3
     )
     best = 0.0
     for _ in range(repeat):
-        workers = [threading.Thread(target=kernel, args=(iterations, 0.999, 1e-3)) for _ in range(threads)]
+        workers = [
+            threading.Thread(target=kernel, args=(iterations, 0.999, 1e-3)) for _ in range(threads)
+        ]
         start = time.perf_counter()
         for w in workers:
             w.start()

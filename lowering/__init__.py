@@ -1,35 +1,27 @@
-"""Conversions between levels: affine/scf/arith/math/memref/func/cf/vector -> llvm (ours).
+"""Conversions between levels, one folder per family: to_te (graph -> te), te_to_loops (te ->
+scf/memref/vector loop nests), to_llvm (loops -> llvm dialect).
 
-`PASSES` maps each command-line name to a factory that imports the pass lazily, so `nnvm-opt`
-only imports the conversions a pipeline names.
-"""
+`PASSES` maps each command-line name to a lazy factory, so a tool imports only what it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from xdsl.passes import ModulePass
+from nnvm.support.plugins import PassFactory, lazy_pass
 
 
-def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
-    def load() -> type[ModulePass]:
-        import importlib
-
-        return getattr(importlib.import_module(f"nnvm.lowering.{module}"), cls)
-
-    return load
+def _here(module: str, cls: str) -> PassFactory:
+    return lazy_pass(f"nnvm.lowering.{module}", cls)
 
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "convert-affine-to-scf": _lazy("convert_affine_to_scf", "ConvertAffineToScf"),
-    "convert-parallel-to-gomp": _lazy("convert_parallel_to_gomp", "ConvertParallelToGomp"),
-    "convert-arith-to-llvm": _lazy("convert_arith_to_llvm", "ConvertArithToLLVM"),
-    "convert-math-to-llvm": _lazy("convert_math_to_llvm", "ConvertMathToLLVM"),
-    "convert-memref-to-llvm": _lazy("convert_memref_to_llvm", "ConvertMemRefToLLVM"),
-    "convert-func-to-llvm": _lazy("convert_func_to_llvm", "ConvertFuncToLLVM"),
-    "convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVM"),
-    "convert-vector-to-llvm": _lazy("convert_vector_to_llvm", "ConvertVectorToLLVM"),
-    "convert-to-llvm": _lazy("convert_to_llvm", "ConvertToLLVM"),
-    "lower-to-te": _lazy("lower_to_te", "LowerToTE"),
-    "lower-te-to-affine": _lazy("lower_te_to_affine", "LowerTEToAffine"),
+PASSES: dict[str, PassFactory] = {
+    "lower-to-te": _here("to_te.lower_to_te", "LowerToTE"),
+    "lower-te-to-loops": _here("te_to_loops.lower_te_to_loops", "LowerTEToLoops"),
+    "lower-te-to-affine": _here("te_to_loops.lower_te_to_loops", "LowerTEToAffine"),
+    "convert-affine-to-scf": _here("to_llvm.convert_affine_to_scf", "ConvertAffineToScf"),
+    "convert-arith-to-llvm": _here("to_llvm.convert_arith_to_llvm", "ConvertArithToLLVM"),
+    "convert-math-to-llvm": _here("to_llvm.convert_math_to_llvm", "ConvertMathToLLVM"),
+    "convert-memref-to-llvm": _here("to_llvm.convert_memref_to_llvm", "ConvertMemRefToLLVM"),
+    "convert-func-to-llvm": _here("to_llvm.convert_func_to_llvm", "ConvertFuncToLLVM"),
+    "convert-cf-to-llvm": _here("to_llvm.convert_cf_to_llvm", "ConvertCfToLLVM"),
+    "convert-vector-to-llvm": _here("to_llvm.convert_vector_to_llvm", "ConvertVectorToLLVM"),
+    "convert-to-llvm": _here("to_llvm.convert_to_llvm", "ConvertToLLVM"),
 }

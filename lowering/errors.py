@@ -1,13 +1,13 @@
 """The one error type of the lowerings: a user error located at the op that could not be
 lowered (nnvm-opt prints it as `FILE:LINE:COL: error: ...`; Python callers can catch it as
-`nnvm.errors.UserError`)."""
+`nnvm.support.errors.UserError`)."""
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from nnvm.diagnostics import DiagnosticError, location_of
-from nnvm.errors import UserError
+from nnvm.support.diagnostics import DiagnosticError, location_of
+from nnvm.support.errors import UserError
 
 
 class LoweringError(DiagnosticError, UserError):

@@ -13,17 +13,11 @@ from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.nnvm.base import EvalContext, NNVMOp
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
+from nnvm.support.ir import argument_names, find_function
 
 
 class ReferenceError(Exception):
     """A module the reference executor cannot run, or inputs that do not fit it."""
-
-
-def find_function(module: ModuleOp, name: str = "main") -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise ReferenceError(f"module has no function @{name}")
 
 
 def _coerce_input(value: object, arg_type: object, what: str) -> np.ndarray:
@@ -54,7 +48,9 @@ def run_function(
             return [env[v] for v in op.operands]
         outs = _evaluate_op(module, op, [env[v] for v in op.operands], ctx)
         if len(outs) != len(op.results):
-            raise ReferenceError(f"{op.name} produced {len(outs)} values for {len(op.results)} results")
+            raise ReferenceError(
+                f"{op.name} produced {len(outs)} values for {len(op.results)} results"
+            )
         for res, out in zip(op.results, outs, strict=True):
             env[res] = out
     raise ReferenceError(f"@{fn.sym_name.data} has no func.return")
@@ -109,17 +105,3 @@ def run_reference(
         for v, t, n in zip(values, arg_types, names, strict=True)
     ]
     return run_function(module, fn, args, EvalContext(params=dict(params or {})))
-
-
-def argument_names(fn: func.FuncOp) -> list[str]:
-    """Input names: the `nnvm.name` arg attribute when the frontend set one, else arg<k>."""
-    names = []
-    arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else None
-    for k, arg in enumerate(fn.body.block.args):
-        name = None
-        if arg_attrs is not None:
-            entry = arg_attrs[k].data.get("nnvm.name")
-            if entry is not None:
-                name = entry.data  # type: ignore[attr-defined]
-        names.append(name or arg.name_hint or f"arg{k}")
-    return names

@@ -6,12 +6,16 @@ dialects and passes a run actually uses."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import parse_pipeline
+
+from nnvm.support.errors import UserError
 
 PassFactory = Callable[[], type[ModulePass]]
 
@@ -73,3 +77,48 @@ def pass_factories() -> dict[str, PassFactory]:
     for package in (passes, lowering):
         found.update(getattr(package, "PASSES", {}))
     return found
+
+
+# -- pipelines -----------------------------------------------------------------------------
+
+_ANCHOR = re.compile(r"^\s*[A-Za-z_][\w$]*\.[\w.$]+\((.*)\)\s*$", re.S)
+
+
+def strip_anchors(spec: str) -> str:
+    """Accept MLIR's nested spelling `builtin.module(func.func(cse),dce)` for our flat pipeline."""
+    while (m := _ANCHOR.match(spec)) is not None:
+        spec = m.group(1)
+    return re.sub(r"[A-Za-z_][\w$]*\.[\w.$]+\(([^(){}]*)\)", r"\1", spec)
+
+
+def build_pipeline(specs: Sequence[str]) -> list[ModulePass]:
+    """Pass instances for the requested pipeline, or UserError for unknown names and options."""
+    available = pass_factories()
+    passes: list[ModulePass] = []
+    for text in specs:
+        try:
+            arg_specs = list(parse_pipeline(strip_anchors(text)))
+        except BaseException as err:  # xDSL raises a BaseException subclass for bad specs
+            if isinstance(err, KeyboardInterrupt | SystemExit):
+                raise
+            raise UserError(f"invalid pass pipeline {text!r}: {one_line(err)}") from None
+        for spec in arg_specs:
+            if spec.name not in available:
+                close = [n for n in available if spec.name in n or n in spec.name]
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise UserError(
+                    f"unknown pass '{spec.name}'{hint}; `nnvm-opt --list-passes` lists them"
+                )
+            cls = available[spec.name]()
+            try:
+                passes.append(cls.from_pass_spec(spec))
+            except BaseException as err:
+                if isinstance(err, KeyboardInterrupt | SystemExit):
+                    raise
+                raise UserError(f"bad options for pass '{spec.name}': {one_line(err)}") from None
+    return passes
+
+
+def one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return " ".join(text.split()) or type(err).__name__

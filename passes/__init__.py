@@ -2,7 +2,7 @@
 
 `PASSES` maps each command-line name to a lazy factory, read by nnvm.registry."""
 
-from nnvm.registry import PassFactory, lazy_pass
+from nnvm.support.plugins import PassFactory, lazy_pass
 
 
 def _here(module: str, cls: str) -> PassFactory:

@@ -45,7 +45,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
@@ -55,8 +54,9 @@ from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.rnn import LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp, TransposeOp
-from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import erase_if_dead, is_constant_like, rebuild
+from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.pass_statistics import record_statistic
 
 _BLOCKED_NCHW = re.compile(r"NCHW(\d+)c")
 
@@ -535,6 +535,9 @@ class AlterLayoutPass(ModulePass):
         )
         if stats.dense_to_matmul:
             record_statistic(
-                op, self.name, "dense-to-matmul", stats.dense_to_matmul,
+                op,
+                self.name,
+                "dense-to-matmul",
+                stats.dense_to_matmul,
                 "dense and lstm ops with constant weights moved to transposed weights",
             )

@@ -36,7 +36,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.te import exprs
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp, ReadOp
 from nnvm.dialects.te.schedule import (
@@ -55,6 +54,7 @@ from nnvm.dialects.te.schedule import (
     VectorizeOp,
 )
 from nnvm.dialects.te.stages import ScheduleState
+from nnvm.support.diagnostics import DiagnosticError
 
 MAX_LANES = 64
 MIN_PARALLEL_WORK = 1 << 15
@@ -444,9 +444,7 @@ def _conv_register_tile(s: KernelScheduler, anchor: ComputeOp, a: str, outer: li
     s.prims.append(VectorizeOp.make(a, ac))
 
 
-def _conv_tile(
-    ow: int, ncb: int, budget: int, max_cols: int, max_blocks: int
-) -> tuple[int, int]:
+def _conv_tile(ow: int, ncb: int, budget: int, max_cols: int, max_blocks: int) -> tuple[int, int]:
     """(channel blocks, output columns) of a conv register tile: the most accumulators within
     the budget, at most `max_cols` columns dividing the row; on a tie, more channel blocks
     (fewer loads per multiply-add)."""

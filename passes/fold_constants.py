@@ -19,12 +19,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.nnvm.base import EvalContext, NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
-from nnvm.param_store import params_of
-from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import is_constant_like, is_source
+from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.param_store import params_of
+from nnvm.support.pass_statistics import record_statistic
 
 
 def _short_name(op: Operation) -> str:

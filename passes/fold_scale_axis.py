@@ -40,8 +40,8 @@ from nnvm.dialects.nnvm.binary import AddOp, MulOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp
 from nnvm.dialects.nnvm.transform import BroadcastToOp, ReshapeOp
-from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import is_constant_like, rebuild, single_use
+from nnvm.support.pass_statistics import record_statistic
 
 
 def channel_extent(scale: Sequence[int], out: Sequence[int], axis: int) -> int | None:

@@ -31,9 +31,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
-from nnvm.ir_text import ir_text
-from nnvm.pass_statistics import record_statistic
 from nnvm.passes.graph_utils import is_source
+from nnvm.support.ir_text import ir_text
+from nnvm.support.pass_statistics import record_statistic
 
 FUSED_PREFIX = "fused_"
 #: Attribute on each fused function: the pattern kind of the group (for schedules, plan-memory).
@@ -137,9 +137,7 @@ class GroupBuilder:
                     return None
                 region.append(op)
                 inside.add(op.results[0])
-                open_values = [
-                    v for v in inside if any(u.operation not in region for u in v.uses)
-                ]
+                open_values = [v for v in inside if any(u.operation not in region for u in v.uses)]
                 if open_values == [op.results[0]]:
                     return region
             op = op.next_op

@@ -14,9 +14,9 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.nnvm.base import NNVMOp, ShapeError, compatible, is_static
-from nnvm.pass_statistics import record_statistic
+from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.pass_statistics import record_statistic
 
 
 def infer_function(fn: func.FuncOp) -> int:

@@ -31,11 +31,13 @@ PIPELINES: dict[int, tuple[str, ...]] = {
 
 def pipeline_passes(opt_level: int) -> list[ModulePass]:
     """Pass instances of the graph pipeline for an opt level (0 to 3)."""
-    from nnvm.registry import pass_factories
+    from xdsl.transforms import get_all_passes
+
+    from nnvm.passes import PASSES
 
     if opt_level not in PIPELINES:
         raise ValueError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
-    factories = pass_factories()
+    factories = {**get_all_passes(), **PASSES}
     return [factories[name]()() for name in PIPELINES[opt_level]]
 
 

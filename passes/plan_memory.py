@@ -28,9 +28,9 @@ from xdsl.passes import ModulePass
 
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
-from nnvm.pass_statistics import record_statistic
 from nnvm.passes.fuse import FUSED_PREFIX, PATTERN_ATTR
 from nnvm.passes.graph_utils import is_source
+from nnvm.support.pass_statistics import record_statistic
 
 ALIGNMENT = 64
 STORAGE_ATTR = "nnvm.storage"

@@ -34,7 +34,7 @@ from nnvm.dialects.nnvm.elementwise import RsqrtOp
 from nnvm.dialects.nnvm.nn import BatchNormOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.transform import DropoutOp, ExpandDimsOp, IdentityOp
-from nnvm.pass_statistics import record_statistic
+from nnvm.support.pass_statistics import record_statistic
 
 
 class _Counter:

@@ -147,7 +147,11 @@ def attribute_from_python(value: Any, like: Attribute | None = None) -> Attribut
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, Sequence | np.ndarray):
-        values = list(np.asarray(value).reshape(-1).tolist()) if isinstance(value, np.ndarray) else list(value)
+        values = (
+            list(np.asarray(value).reshape(-1).tolist())
+            if isinstance(value, np.ndarray)
+            else list(value)
+        )
         wants_float = isinstance(like, DenseArrayBase) and not isinstance(
             like.elt_type, IntegerType
         )
@@ -355,11 +359,7 @@ class NNVMOp(IRDLOperation):
         for key in ordered:  # declaration order, whatever order the input used
             value = self.properties[key]
             prop = op_def.properties.get(key)
-            if (
-                prop is not None
-                and prop.default_value == value
-                and key not in self.ALWAYS_PRINT
-            ):
+            if prop is not None and prop.default_value == value and key not in self.ALWAYS_PRINT:
                 continue
             entries.append((key, value))
         entries.extend(self.attributes.items())

@@ -25,7 +25,9 @@ from nnvm.dialects.te import topi
 from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
 
-def conv_output_size(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int) -> int:
+def conv_output_size(
+    size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int
+) -> int:
     """Output extent of one spatial axis of a convolution or pooling window."""
     return (size + pad_lo + pad_hi - dilation * (kernel - 1) - 1) // stride + 1
 
@@ -140,10 +142,18 @@ class Conv2DOp(NNVMOp):
         def window(oh: Expr, ow: Expr, rh: Expr, rw: Expr) -> tuple[Expr, Expr]:
             return oh * sh + rh * dh, ow * sw + rw * dw
 
-        def conv(fn: Callable[..., Expr], reduce: tuple[int, ...], names: tuple[str, ...],
-                 axes: tuple[str, ...], template: str | None) -> list[TensorRef]:
-            return [b.reduce(out_shape, "sum", reduce, fn, axes=axes, reduce_axes=names,
-                             template=template)]
+        def conv(
+            fn: Callable[..., Expr],
+            reduce: tuple[int, ...],
+            names: tuple[str, ...],
+            axes: tuple[str, ...],
+            template: str | None,
+        ) -> list[TensorRef]:
+            return [
+                b.reduce(
+                    out_shape, "sum", reduce, fn, axes=axes, reduce_axes=names, template=template
+                )
+            ]
 
         nchw = ("n", "oc", "oh", "ow")
         cb = data_layout.block("C")
@@ -163,8 +173,13 @@ class Conv2DOp(NNVMOp):
                 ih, iw = window(oh, ow, rh, rw)
                 return xp[n, ic, ih, iw] * w[ocb, 0, rh, rw, ic, oc]
 
-            return conv(nchw_in_nchwc_out, (c, kh, kw), ("ic", "kh", "kw"),
-                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
+            return conv(
+                nchw_in_nchwc_out,
+                (c, kh, kw),
+                ("ic", "kh", "kw"),
+                ("n", "ocb", "oh", "ow", "oc"),
+                "conv2d_nchwc",
+            )
         same = out_layout.text == data_layout.text
         if same and data_layout.text == "NCHW" and kernel_layout.text == "OIHW":
             if ig == 1 and groups > 1:  # depthwise (with a channel multiplier og)
@@ -197,8 +212,13 @@ class Conv2DOp(NNVMOp):
                 ih, iw = window(oh, ow, rh, rw)
                 return xp[n, cblk, ih, iw, ci] * w[cblk, 0, rh, rw, 0, ci]
 
-            return conv(depthwise_nchwc, (kh, kw), ("kh", "kw"),
-                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
+            return conv(
+                depthwise_nchwc,
+                (kh, kw),
+                ("kh", "kw"),
+                ("n", "ocb", "oh", "ow", "oc"),
+                "conv2d_nchwc",
+            )
         blocked = (
             cb is not None
             and ob is not None
@@ -215,8 +235,13 @@ class Conv2DOp(NNVMOp):
                 ih, iw = window(oh, ow, rh, rw)
                 return xp[n, icb, ih, iw, ic] * w[ocb, icb, rh, rw, ic, oc]
 
-            return conv(nchwc, (c // cb, kh, kw, cb), ("icb", "kh", "kw", "ic"),
-                        ("n", "ocb", "oh", "ow", "oc"), "conv2d_nchwc")
+            return conv(
+                nchwc,
+                (c // cb, kh, kw, cb),
+                ("icb", "kh", "kw", "ic"),
+                ("n", "ocb", "oh", "ow", "oc"),
+                "conv2d_nchwc",
+            )
 
         def generic(*args: Expr) -> Expr:
             """Any other layout pair: logical indices through the layouts."""
@@ -229,6 +254,7 @@ class Conv2DOp(NNVMOp):
             return xv * wv
 
         return [b.reduce(out_shape, "sum", (ig, kh, kw), generic, reduce_axes=("ic", "kh", "kw"))]
+
 
 def conv2d_nchw(
     x: np.ndarray,
@@ -257,8 +283,13 @@ def conv2d_nchw(
         for a in range(kh):
             for b in range(kw):
                 cols[:, :, a, b] = xs[
-                    :, :, a * dh : a * dh + sh * (oh - 1) + 1 : sh, b * dw : b * dw + sw * (ow - 1) + 1 : sw
+                    :,
+                    :,
+                    a * dh : a * dh + sh * (oh - 1) + 1 : sh,
+                    b * dw : b * dw + sw * (ow - 1) + 1 : sw,
                 ]
         wg = w[g * og : (g + 1) * og].astype(np.float64).reshape(og, -1)
-        out[:, g * og : (g + 1) * og] = np.einsum("ok,nkp->nop", wg, cols.reshape(n, i * kh * kw, oh * ow)).reshape(n, og, oh, ow)
+        out[:, g * og : (g + 1) * og] = np.einsum(
+            "ok,nkp->nop", wg, cols.reshape(n, i * kh * kw, oh * ow)
+        ).reshape(n, og, oh, ow)
     return out

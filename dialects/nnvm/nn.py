@@ -110,8 +110,11 @@ class DenseOp(NNVMOp):
             return x[(*rows, r)] * w[col, r]
 
         axes = [f"i{d}" for d in range(len(shape) - 1)] + ["n"]
-        return [topi.summed(b, shape, (k,), body, x.dtype, axes=axes, reduce_axes=("k",),
-                            template="dense")]
+        return [
+            topi.summed(
+                b, shape, (k,), body, x.dtype, axes=axes, reduce_axes=("k",), template="dense"
+            )
+        ]
 
 
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
@@ -152,7 +155,9 @@ class MatmulOp(NNVMOp):
         if not p:
             return tuple(rhs)
         if p < 0 or len(rhs) != 3 or rhs[2] != p:
-            raise ShapeError(f"matmul: rhs_panel = {p} needs a [N/{p}, K, {p}] rhs, got {list(rhs)}")
+            raise ShapeError(
+                f"matmul: rhs_panel = {p} needs a [N/{p}, K, {p}] rhs, got {list(rhs)}"
+            )
         return (rhs[1], rhs[0] * p)
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
@@ -201,8 +206,9 @@ class MatmulOp(NNVMOp):
         template = "matmul" if a2 and c2 else None
         # the default spatial names are i, j, k, ...: a rank-3+ result already has a "k"
         reduce = "k" if len(shape) < 3 else "r"
-        return [topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=(reduce,),
-                            template=template)]
+        return [
+            topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=(reduce,), template=template)
+        ]
 
 
 PANEL = 32
@@ -271,8 +277,18 @@ class BatchMatmulOp(NNVMOp):
             cv = c[cb, j, r] if tc else c[cb, r, j]
             return av * cv
 
-        return [topi.summed(b, tuple(out.get_shape()), (k,), body, a.dtype,
-                            axes=("b", "i", "j"), reduce_axes=("k",), template="matmul")]
+        return [
+            topi.summed(
+                b,
+                tuple(out.get_shape()),
+                (k,),
+                body,
+                a.dtype,
+                axes=("b", "i", "j"),
+                reduce_axes=("k",),
+                template="matmul",
+            )
+        ]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -497,8 +513,15 @@ class LayerNormOp(NNVMOp):
         axis = normalize_axis(self.attr("axis"), x.ndim)
         axes = list(range(axis, x.ndim))
         y = _te_normalize(b, x, axes, self.attr("epsilon"))
-        return [b.compute(x.shape, lambda *i: y[i] * g[topi.broadcast_index(i[axis:], g.shape)]
-                          + beta[topi.broadcast_index(i[axis:], beta.shape)])]
+        return [
+            b.compute(
+                x.shape,
+                lambda *i: (
+                    y[i] * g[topi.broadcast_index(i[axis:], g.shape)]
+                    + beta[topi.broadcast_index(i[axis:], beta.shape)]
+                ),
+            )
+        ]
 
 
 @irdl_op_definition
@@ -657,8 +680,12 @@ def _te_normalize(b: KernelBuilder, x: TensorRef, axes: list[int], eps: float) -
         return d * d
 
     var = b.reduce(
-        [1 if d in axes else n for d, n in enumerate(x.shape)], "sum",
-        [x.shape[a] for a in axes], dev, name="var", reduce_axes=[f"r{a}" for a in axes],
+        [1 if d in axes else n for d, n in enumerate(x.shape)],
+        "sum",
+        [x.shape[a] for a in axes],
+        dev,
+        name="var",
+        reduce_axes=[f"r{a}" for a in axes],
     )
 
     def body(*i: Expr) -> Expr:

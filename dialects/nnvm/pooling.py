@@ -160,8 +160,10 @@ class _Pool2DOp(_LayoutOp):
         ha, wa = letters.index("H"), letters.index("W")
         oh_n, ow_n = out[ha], out[wa]
         need = {
-            "h0": pad[0] > 0, "h1": (oh_n - 1) * sh + (kh - 1) * dh - pad[0] >= h,
-            "w0": pad[1] > 0, "w1": (ow_n - 1) * sw + (kw - 1) * dw - pad[1] >= w,
+            "h0": pad[0] > 0,
+            "h1": (oh_n - 1) * sh + (kh - 1) * dh - pad[0] >= h,
+            "w0": pad[1] > 0,
+            "w1": (ow_n - 1) * sw + (kw - 1) * dw - pad[1] >= w,
         }
 
         def read(idx: Sequence[Expr], rh: Expr, rw: Expr) -> tuple[list[Expr], Expr | None]:
@@ -258,8 +260,9 @@ class AvgPool2DOp(_Pool2DOp):
             v = te.cast(x[src], acc)
             return v if cond is None else te.select(cond, v, 0.0)
 
-        total = b.reduce(out, "sum", (kh, kw), body, name="sum", reduce_axes=("kh", "kw"),
-                         template="pool")
+        total = b.reduce(
+            out, "sum", (kh, kw), body, name="sum", reduce_axes=("kh", "kw"), template="pool"
+        )
         count = self._te_count(x, out)
         return [b.compute(out, lambda *i: te.cast(total[i] / count(i), x.dtype))]
 
@@ -330,8 +333,16 @@ class _GlobalPool2DOp(_LayoutOp):
         letters = [a if f == 0 else "" for a, f in layout.axes]
         ha, wa = letters.index("H"), letters.index("W")
         acc = topi.accumulation_type(x.dtype) if kind == "sum" else x.dtype
-        r = topi.reduce_over(b, x, [ha, wa], kind, keepdims=True, name=kind,
-                             value=lambda v: te.cast(v, acc), dtype=acc)
+        r = topi.reduce_over(
+            b,
+            x,
+            [ha, wa],
+            kind,
+            keepdims=True,
+            name=kind,
+            value=lambda v: te.cast(v, acc),
+            dtype=acc,
+        )
         return r, x.shape[ha] * x.shape[wa]
 
 

@@ -90,8 +90,16 @@ class ReduceOp(NNVMOp):
             acc = topi.accumulation_type(x.dtype)
             if not is_float(x.dtype):
                 acc = i64
-            r = topi.reduce_over(b, x, axes, self.TE_KIND, keepdims=keep, dtype=acc,
-                                 value=lambda v: te.cast(v, acc), name=self.TE_KIND)
+            r = topi.reduce_over(
+                b,
+                x,
+                axes,
+                self.TE_KIND,
+                keepdims=keep,
+                dtype=acc,
+                value=lambda v: te.cast(v, acc),
+                name=self.TE_KIND,
+            )
             if acc == x.dtype:
                 return r
             return b.compute(r.shape, lambda *i: te.cast(r[i], x.dtype))
@@ -139,8 +147,16 @@ class ReduceMeanOp(ReduceOp):
         for a in axes:
             count *= x.shape[a]
         wide = topi.accumulation_type(x.dtype) if is_float(x.dtype) else i64
-        total = topi.reduce_over(b, x, axes, "sum", keepdims=self.attr("keepdims"), dtype=wide,
-                                 value=lambda v: te.cast(v, wide), name="sum")
+        total = topi.reduce_over(
+            b,
+            x,
+            axes,
+            "sum",
+            keepdims=self.attr("keepdims"),
+            dtype=wide,
+            value=lambda v: te.cast(v, wide),
+            name="sum",
+        )
         if is_float(x.dtype):
             return b.compute(total.shape, lambda *i: te.cast(total[i] * (1.0 / count), x.dtype))
         return b.compute(total.shape, lambda *i: te.cast(total[i] / count, x.dtype))

@@ -177,8 +177,16 @@ class _RecurrentOp(NNVMOp):
         def body(bi: Expr, g: Expr, r: Expr) -> Expr:
             return a(bi, r) * w[d, g + first, r]
 
-        return b.reduce((batch, count), "sum", (k,), body, name=name, axes=("b", "g"),
-                        reduce_axes=("k",), template="dense")
+        return b.reduce(
+            (batch, count),
+            "sum",
+            (k,),
+            body,
+            name=name,
+            axes=("b", "g"),
+            reduce_axes=("k",),
+            template="dense",
+        )
 
     @staticmethod
     def _te_project(
@@ -198,12 +206,26 @@ class _RecurrentOp(NNVMOp):
         def body(m: Expr, g: Expr, r: Expr) -> Expr:
             return a(m, r) * (w[d, r, g] if kn else w[d, g, r])
 
-        return b.reduce(shape, "sum", (k,), body, name=name, axes=("m", "g"),
-                        reduce_axes=("k",), template="matmul" if kn else "dense")
+        return b.reduce(
+            shape,
+            "sum",
+            (k,),
+            body,
+            name=name,
+            axes=("m", "g"),
+            reduce_axes=("k",),
+            template="matmul" if kn else "dense",
+        )
 
     def _te_input_projection(
-        self, b: KernelBuilder, x: TensorRef, w: TensorRef, d: int, dims: tuple[int, int, int],
-        gates: int, kn: bool,
+        self,
+        b: KernelBuilder,
+        x: TensorRef,
+        w: TensorRef,
+        d: int,
+        dims: tuple[int, int, int],
+        gates: int,
+        kn: bool,
     ) -> Callable[[int, Expr, Expr], Expr]:
         """X_t W^T for every step at once (one GEMM outside the recurrence, W read once);
         returns (t, batch, g) -> the projection."""
@@ -494,7 +516,9 @@ class GRUOp(_RecurrentOp):
             hh = self._te_matvec(b, h, hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
         else:
             rh = b.compute(
-                (batch, hid), lambda bi, j: zr(bi, j, 1) * h(bi, j), name=f"rh{d}.{t}",
+                (batch, hid),
+                lambda bi, j: zr(bi, j, 1) * h(bi, j),
+                name=f"rh{d}.{t}",
                 axes=("b", "j"),
             )
             hh = self._te_matvec(b, _reader(rh), hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
@@ -513,5 +537,6 @@ class GRUOp(_RecurrentOp):
 def _reader(t: TensorRef) -> Callable[[Expr, Expr], Expr]:
     """The element reader of a [batch, hidden] state."""
     return lambda bi, j: t[bi, j]
+
 
 RNN_OPS: list[type[NNVMOp]] = [LSTMOp, GRUOp]

@@ -479,6 +479,7 @@ class SplitOp(NNVMOp):
         outs = []
         start = 0
         for k, t in enumerate(self.infer_result_types([x.type])):
+
             def body(*i: Expr, offset: int = start) -> Expr:
                 src = list(i)
                 src[axis] = i[axis] + offset
@@ -551,8 +552,12 @@ class SliceOp(UnaryTransformOp):
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
         ranges = self._ranges(x.shape)
-        return [b.compute([len(r) for r in ranges],
-                          lambda *i: x[[i[k] * r.step + r.start for k, r in enumerate(ranges)]])]
+        return [
+            b.compute(
+                [len(r) for r in ranges],
+                lambda *i: x[[i[k] * r.step + r.start for k, r in enumerate(ranges)]],
+            )
+        ]
 
 
 def _check_indices(t: TensorType, what: str) -> None:
@@ -669,9 +674,7 @@ class GatherNDOp(NNVMOp):
 
         def body(*i: Expr) -> Expr:
             head, rest = i[:lead], i[lead:]
-            picked = [
-                _wrap(topi.to_index(idx[[*head, k]]), data.shape[bd + k]) for k in range(m)
-            ]
+            picked = [_wrap(topi.to_index(idx[[*head, k]]), data.shape[bd + k]) for k in range(m)]
             return data[[*head[:bd], *picked, *rest]]
 
         return [b.compute(shape, body)]
@@ -736,8 +739,14 @@ class TileOp(UnaryTransformOp):
         (x,) = inputs
         shape = self.infer_result_types([x.type])[0].get_shape()
         reps = self.attr("repeats")
-        return [b.compute(shape, lambda *i: x[[v if r == 1 else v % d for v, r, d in
-                                                zip(i, reps, x.shape, strict=True)]])]
+        return [
+            b.compute(
+                shape,
+                lambda *i: x[
+                    [v if r == 1 else v % d for v, r, d in zip(i, reps, x.shape, strict=True)]
+                ],
+            )
+        ]
 
 
 _PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -1070,8 +1079,14 @@ class ResizeOp(UnaryTransformOp):
             shape[axis] = out_len
             src = cur
 
-            def body(*i: Expr, src: TensorRef = src, axis: int = axis, tap_t: TensorRef = tap_t,
-                     w_t: TensorRef | None = w_t, count: int = taps.shape[1]) -> Expr:
+            def body(
+                *i: Expr,
+                src: TensorRef = src,
+                axis: int = axis,
+                tap_t: TensorRef = tap_t,
+                w_t: TensorRef | None = w_t,
+                count: int = taps.shape[1],
+            ) -> Expr:
                 total: Expr | None = None
                 for k in range(count):
                     j = list(i)
@@ -1192,6 +1207,7 @@ def _te_reshape(b: KernelBuilder, x: TensorRef, shape: tuple[int, ...]) -> Tenso
     src_dims = [d for d in x.shape if d != 1]
     dst_dims = [d for d in shape if d != 1]
     if src_dims == dst_dims:
+
         def direct(*i: Expr) -> Expr:
             kept = iter([v for v, d in zip(i, shape, strict=True) if d != 1])
             return x[[0 if d == 1 else next(kept) for d in x.shape]]

@@ -12,7 +12,7 @@ ABI's order) and whose results are its outputs. Its body holds:
 
 * `te.constant`: a small constant tensor (becomes a global).
 * `te.extern`: an opaque external kernel called with the kernel ABI (the escape hatch).
-* `te.schedule`: how to compute it (see schedule.py); applied by `lower-te-to-affine`.
+* `te.schedule`: how to compute it (see schedule.py); applied by `lower-te-to-loops`.
 
 `select` in a formula is lazy: the reads of the branch not taken never happen, so padding can
 be written as `select(in_bounds, %x[...], 0.0)`.

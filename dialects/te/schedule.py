@@ -11,7 +11,7 @@
 Stages are named by their `te.compute` tag (placeholders by `arg<k>`), axes by name; each
 primitive that makes new axes or stages names them explicitly, so a schedule is readable,
 diffable and can be written by hand or by a tuner. The primitives are applied in order by
-`lower-te-to-affine` (semantics and diagnostics: stages.py). `bind` and `tensorize` are
+`lower-te-to-loops` (semantics and diagnostics: stages.py). `bind` and `tensorize` are
 declared for the GPU and accelerator targets; the CPU lowering rejects them.
 """
 
@@ -347,7 +347,11 @@ class _AxisTargetPrimitive(Primitive):
         axis = _parse_name(parser)
         parser.parse_keyword(cls.KEYWORD)
         target = parser.parse_str_literal()
-        props = {"stage": StringAttr(stage), "axis": StringAttr(axis), cls.TARGET: StringAttr(target)}
+        props = {
+            "stage": StringAttr(stage),
+            "axis": StringAttr(axis),
+            cls.TARGET: StringAttr(target),
+        }
         return cls._finish_parse(parser, props)
 
 

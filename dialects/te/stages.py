@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.te import exprs
 from nnvm.dialects.te.ops import (
     ComputeOp,
@@ -49,6 +48,7 @@ from nnvm.dialects.te.schedule import (
     UnrollOp,
     VectorizeOp,
 )
+from nnvm.support.diagnostics import DiagnosticError
 
 # ----------------------------------------------------------------------------------------------
 # Axes, relations, stages

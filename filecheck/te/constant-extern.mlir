@@ -1,5 +1,7 @@
 // te.constant becomes a private global read with memref.get_global; te.extern calls the
 // external kernel with the kernel ABI (input buffers, then the output buffer), declaring it.
+// RUN: nnvm-opt %s -p lower-te-to-loops | filecheck %s
+// The old name is an alias:
 // RUN: nnvm-opt %s -p lower-te-to-affine | filecheck %s
 
 // CHECK:      "memref.global"() <{sym_name = "__te_const_k_0", type = memref<2xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>, sym_visibility = "private", constant, alignment = 64 : i64}>

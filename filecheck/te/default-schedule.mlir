@@ -1,6 +1,6 @@
 // apply-default-schedule writes each te kernel's schedule as IR, chosen by its stages' kinds.
 // RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0} | filecheck %s
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0},lower-te-to-affine | filecheck %s --check-prefix=LOOPS
+// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0},lower-te-to-loops | filecheck %s --check-prefix=LOOPS
 // RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule | filecheck %s --check-prefix=SMALL
 
 // An elementwise chain: producers inlined, axes fused, native-width vectors, parallel outer.

@@ -1,5 +1,5 @@
 // Illegal schedules are diagnostics at the primitive that makes them illegal.
-// RUN: nnvm-opt %s --split-input-file --verify-diagnostics -p lower-te-to-affine
+// RUN: nnvm-opt %s --split-input-file --verify-diagnostics -p lower-te-to-loops
 // An axis the stage does not have.
 func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>

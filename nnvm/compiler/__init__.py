@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from nnvm.compiler.build import build
-from nnvm.compiler.executor_graph import ExecutorGraph
-from nnvm.params import load_params, save_params
+from nnvm.support.executor_graph import ExecutorGraph
+from nnvm.support.params import load_params, save_params
 
 
 def save_param_dict(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes:

@@ -25,25 +25,26 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
-from nnvm.compiler.executor_graph import ExecutorGraph, executor_graph, model_hash
+from nnvm.compiler.executor_graph import executor_graph
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ParamOp
-from nnvm.errors import UserError
-from nnvm.ir_text import ir_text
-from nnvm.param_store import attach_params, params_of
-from nnvm.params import save_params
 from nnvm.passes.fuse import FUSED_PREFIX
-from nnvm.reference import argument_names, find_function
 from nnvm.registry import make_context
+from nnvm.support.errors import UserError
+from nnvm.support.executor_graph import ExecutorGraph, model_hash
+from nnvm.support.ir import argument_names, find_function
+from nnvm.support.ir_text import ir_text
+from nnvm.support.param_store import attach_params, params_of
+from nnvm.support.params import save_params
 
 #: The passes that turn one fused graph function into llvm-dialect code (the kernel ABI).
-KERNEL_PIPELINE = ("lower-to-te", "apply-default-schedule", "lower-te-to-affine", "convert-to-llvm")
+KERNEL_PIPELINE = ("lower-to-te", "apply-default-schedule", "lower-te-to-loops", "convert-to-llvm")
 
 
 def kernel_pipeline(vector_bits: int = 256) -> list[str]:
     """The kernel passes, with the target's vector width given to the two passes that size
     vectors and register tiles by it."""
-    sized = {"apply-default-schedule", "lower-te-to-affine"}
+    sized = {"apply-default-schedule", "lower-te-to-loops"}
     return [f"{p}{{vector_bits={vector_bits}}}" if p in sized else p for p in KERNEL_PIPELINE]
 
 
@@ -61,7 +62,7 @@ class BuildTimes:
 
 
 def _passes(names: Sequence[str]) -> list[ModulePass]:
-    from nnvm.tools.opt import build_pipeline
+    from nnvm.registry import build_pipeline
 
     return build_pipeline(list(names))
 

@@ -22,7 +22,8 @@ from nnvm.frontend.onnx.importer import (
     OnnxImportError,
     from_onnx,
 )
-from nnvm.reference import argument_names, find_function, run_reference
+from nnvm.reference import run_reference
+from nnvm.support.ir import argument_names, find_function
 
 Imported = tuple[ModuleOp, dict[str, np.ndarray]]
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnvm.compiler.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
-from nnvm.errors import UserError
-from nnvm.params import save_params
 from nnvm.runtime.module import Module
+from nnvm.support.errors import UserError
+from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
+from nnvm.support.params import save_params
 
 ALIGNMENT = 64
 
@@ -271,9 +271,9 @@ class DebugGraphModule(GraphModule):
     def check(self, rtol: float = 1e-3, atol: float = 1e-4) -> str | None:
         """Run kernel by kernel, comparing each output with the reference executor on the same
         inputs; returns the name of the first kernel that diverges (None when all agree)."""
-        from nnvm.diagnostics import parse_module
         from nnvm.reference import run_reference
         from nnvm.registry import make_context
+        from nnvm.support.diagnostics import parse_module
 
         sources = self.graph.extra.get("kernel_ir", {})
         self._ensure_handle()

@@ -10,7 +10,7 @@ import shutil
 import weakref
 from pathlib import Path
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 
 class Module:

@@ -210,9 +210,7 @@ def programs(draw, max_steps: int = 8, image_inputs: bool | None = None) -> Prog
     b = _Builder(draw, draw(st.integers(0, 2**31 - 1)))
     image = draw(st.booleans()) if image_inputs is None else image_inputs
     if image:
-        shapes = [
-            (1, draw(st.integers(1, 8)), draw(st.integers(2, 6)), draw(st.integers(2, 6)))
-        ]
+        shapes = [(1, draw(st.integers(1, 8)), draw(st.integers(2, 6)), draw(st.integers(2, 6)))]
     else:
         shapes = [tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))]
     if draw(st.booleans()):

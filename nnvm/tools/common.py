@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 
 class ArgumentParser(argparse.ArgumentParser):

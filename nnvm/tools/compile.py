@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, run_tool
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import re
 import sys
 import time
 import traceback
@@ -23,11 +22,11 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import VerifyException
 
 from nnvm import __version__
-from nnvm.diagnostics import (
+from nnvm.registry import build_pipeline, dialect_factories, make_context, one_line, pass_factories
+from nnvm.support.diagnostics import (
     Diagnostic,
     DiagnosticError,
     expectations_in,
@@ -36,11 +35,10 @@ from nnvm.diagnostics import (
     parse_module,
     verify_located,
 )
-from nnvm.errors import UserError
-from nnvm.ir_text import ir_text
-from nnvm.param_store import attach_params, params_of
-from nnvm.pass_statistics import format_statistics, statistics_of
-from nnvm.registry import dialect_factories, make_context, pass_factories
+from nnvm.support.errors import UserError
+from nnvm.support.ir_text import ir_text
+from nnvm.support.param_store import attach_params, params_of
+from nnvm.support.pass_statistics import format_statistics, statistics_of
 from nnvm.tools.common import ArgumentParser, OutputFiles, read_input, run_tool
 
 SPLIT_MARKER = "// -----"
@@ -131,49 +129,6 @@ def build_arg_parser() -> argparse.ArgumentParser:
 # Pipelines
 # ----------------------------------------------------------------------------------------------
 
-_ANCHOR = re.compile(r"^\s*[A-Za-z_][\w$]*\.[\w.$]+\((.*)\)\s*$", re.S)
-
-
-def strip_anchors(spec: str) -> str:
-    """Accept MLIR's nested spelling `builtin.module(func.func(cse),dce)` for our flat pipeline."""
-    while (m := _ANCHOR.match(spec)) is not None:
-        spec = m.group(1)
-    return re.sub(r"[A-Za-z_][\w$]*\.[\w.$]+\(([^(){}]*)\)", r"\1", spec)
-
-
-def build_pipeline(specs: Sequence[str]) -> list[ModulePass]:
-    """Pass instances for the requested pipeline, or UserError for unknown names and options."""
-    available = pass_factories()
-    passes: list[ModulePass] = []
-    for text in specs:
-        try:
-            arg_specs = list(parse_pipeline(strip_anchors(text)))
-        except BaseException as err:  # xDSL raises a BaseException subclass for bad specs
-            if isinstance(err, KeyboardInterrupt | SystemExit):
-                raise
-            raise UserError(f"invalid pass pipeline {text!r}: {_one_line(err)}") from None
-        for spec in arg_specs:
-            if spec.name not in available:
-                close = [n for n in available if spec.name in n or n in spec.name]
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise UserError(
-                    f"unknown pass '{spec.name}'{hint}; `nnvm-opt --list-passes` lists them"
-                )
-            cls = available[spec.name]()
-            try:
-                passes.append(cls.from_pass_spec(spec))
-            except BaseException as err:
-                if isinstance(err, KeyboardInterrupt | SystemExit):
-                    raise
-                raise UserError(f"bad options for pass '{spec.name}': {_one_line(err)}") from None
-    return passes
-
-
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return " ".join(text.split()) or type(err).__name__
-
-
 # ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
@@ -258,7 +213,7 @@ def run_chunk(
                 Diagnostic(
                     "error",
                     f"internal error: pass '{p.name}' crashed with {type(err).__name__}: "
-                    f"{_one_line(err)} (this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)",
+                    f"{one_line(err)} (this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)",
                     None,
                     file,
                 )
@@ -322,7 +277,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         text, file = read_input(args.input)
         params = None
         if args.params:
-            from nnvm.params import load_params_file
+            from nnvm.support.params import load_params_file
 
             params = load_params_file(args.params)
     except UserError as err:
@@ -356,7 +311,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         files = OutputFiles()
         files.add(args.output, separator.join(outputs))
         if args.params_out:
-            from nnvm.params import save_params
+            from nnvm.support.params import save_params
 
             store = state.out_params if state.out_params is not None else params or {}
             files.add(args.params_out, save_params(store))

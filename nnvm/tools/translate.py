@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nnvm import __version__
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, read_input, run_tool
 
 
@@ -35,7 +35,7 @@ class Mode:
 
 
 def print_ir(module: object) -> str:
-    from nnvm.ir_text import ir_text
+    from nnvm.support.ir_text import ir_text
 
     return ir_text(module) + "\n"  # type: ignore[arg-type]
 
@@ -55,7 +55,7 @@ def params_path_for(output: str, args: argparse.Namespace) -> str:
 
 def import_onnx(args: argparse.Namespace) -> None:
     from nnvm.frontend.onnx import from_onnx
-    from nnvm.params import save_params
+    from nnvm.support.params import save_params
 
     if args.input == "-":
         raise UserError("--import-onnx reads a file, not stdin")
@@ -68,8 +68,8 @@ def import_onnx(args: argparse.Namespace) -> None:
 
 
 def mlir_to_llvmir(args: argparse.Namespace) -> None:
-    from nnvm.diagnostics import parse_module, verify_located
     from nnvm.registry import make_context
+    from nnvm.support.diagnostics import parse_module, verify_located
     from nnvm.targets.llvm import translate_to_llvm_ir
 
     text, name = read_input(args.input)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nnvm.compiler.executor_graph import ExecutorGraph, Ref, TensorInfo
-from nnvm.params import DTYPE_CODES
+from nnvm.support.executor_graph import ExecutorGraph, Ref, TensorInfo
+from nnvm.support.params import DTYPE_CODES
 
 _CODE_OF = {dtype: code for code, dtype in DTYPE_CODES.items()}
 

@@ -22,7 +22,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 from xdsl.dialects.builtin import ModuleOp
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 from nnvm.targets.llvm.target import (
     CPUTarget,
     initialize,

@@ -14,7 +14,7 @@ from functools import cache
 
 import llvmlite.binding as llvm
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 # Features implied by the x86-64 psABI micro-architecture levels, in LLVM's feature names.
 _X86_64 = ("64bit", "cmov", "cx8", "fxsr", "mmx", "sse", "sse2")

@@ -17,7 +17,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnrealizedConversionCastOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 _ARG_FLAGS = {
     "llvm.noalias": "noalias",

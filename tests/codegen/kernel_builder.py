@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
 from nnvm.targets.llvm import build_shared_library, compile_jit, load_library
 
 INDEX = IndexType()

@@ -8,9 +8,9 @@ import pytest
 from xdsl.context import Context
 from xdsl.parser import Parser
 
-from nnvm.errors import UserError
-from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
 from nnvm.registry import make_context
+from nnvm.support.errors import UserError
 from nnvm.targets.llvm import compile_jit, translate_to_llvm_ir
 
 

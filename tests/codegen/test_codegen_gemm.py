@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 
-from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
 from nnvm.targets.llvm import compile_jit, host_features
 
 _SPEC = importlib.util.spec_from_file_location(

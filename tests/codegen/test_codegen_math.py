@@ -12,7 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f16, f64
 
-from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
 from nnvm.targets.llvm import compile_jit
 
 _erf = np.frompyfunc(math.erf, 1, 1)

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, i32
 
 import nnvm.targets.llvm.target as target_mod
 import nnvm.threads
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 from nnvm.targets.llvm import (
     build_shared_library,
     compile_jit,

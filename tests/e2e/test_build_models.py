@@ -14,9 +14,9 @@ import pytest
 
 import nnvm
 from nnvm.compiler import build, save_param_dict
-from nnvm.errors import UserError
 from nnvm.frontend import from_onnx
 from nnvm.runtime import graph_runtime, load_module
+from nnvm.support.errors import UserError
 from nnvm.testing import onnx_models
 
 MODELS = {
@@ -159,7 +159,7 @@ def test_dump_ir_writes_every_stage(tmp_path: Path) -> None:
     assert [s.split("-", 1)[1] for s in stages] == [
         "lower-to-te.mlir",
         "apply-default-schedule.mlir",
-        "lower-te-to-affine.mlir",
+        "lower-te-to-loops.mlir",
         "convert-to-llvm.mlir",
     ]
 

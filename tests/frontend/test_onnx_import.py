@@ -14,10 +14,10 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
 
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
-from nnvm.errors import UserError
 from nnvm.frontend.onnx import MissingShapeError, OnnxImportError, from_onnx, supported_ops
 from nnvm.frontend.onnx_backend import NNVMBackend
 from nnvm.reference import run_reference
+from nnvm.support.errors import UserError
 
 RTOL, ATOL = 1e-3, 1e-5
 RNG = np.random.default_rng(0)

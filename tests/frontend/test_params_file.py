@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from nnvm.errors import UserError
-from nnvm.params import (
+from nnvm.support.errors import UserError
+from nnvm.support.params import (
     ALIGNMENT,
     DTYPE_CODES,
     MAGIC,
@@ -136,7 +136,7 @@ def test_unsupported_dtype_is_rejected_on_save() -> None:
 
 
 def test_model_hash_is_recorded_in_version_2_files():
-    from nnvm.params import load_params, params_model_hash, save_params
+    from nnvm.support.params import load_params, params_model_hash, save_params
 
     params = {"w": np.arange(6, dtype=np.float32).reshape(2, 3)}
     tagged = save_params(params, model_hash="0123456789abcdef0123456789abcdef")

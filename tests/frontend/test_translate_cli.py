@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from nnvm.params import load_params_file
+from nnvm.support.params import load_params_file
 from nnvm.testing.onnx_models import mlp
 
 TRANSLATE = shutil.which("nnvm-translate")

@@ -26,8 +26,9 @@ from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.passes.alter_layout import AlterLayoutPass
 from nnvm.passes.fold_scale_axis import FoldScaleAxisPass
 from nnvm.passes.simplify_inference import SimplifyInferencePass
-from nnvm.reference import find_function, run_reference
+from nnvm.reference import run_reference
 from nnvm.registry import make_context
+from nnvm.support.ir import find_function
 
 PASSES: dict[str, Callable[[], ModulePass]] = {
     "simplify-inference": SimplifyInferencePass,

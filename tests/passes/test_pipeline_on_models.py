@@ -9,11 +9,11 @@ import onnxruntime as ort
 import pytest
 
 from nnvm.frontend import from_onnx
-from nnvm.param_store import attach_params, params_of
-from nnvm.pass_statistics import statistics_of
 from nnvm.passes.pipelines import pipeline_passes
 from nnvm.reference import run_reference
 from nnvm.registry import make_context
+from nnvm.support.param_store import attach_params, params_of
+from nnvm.support.pass_statistics import statistics_of
 from nnvm.testing import onnx_models
 
 MODELS = {

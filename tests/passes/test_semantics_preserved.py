@@ -11,11 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from nnvm.param_store import attach_params, params_of
 from nnvm.reference import run_reference
-from nnvm.registry import make_context
+from nnvm.registry import build_pipeline, make_context
+from nnvm.support.param_store import attach_params, params_of
 from nnvm.testing.graph_strategies import Program, programs
-from nnvm.tools.opt import build_pipeline
 
 GRAPH_PASSES = [
     "simplify-inference",

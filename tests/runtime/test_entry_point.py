@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 
 from nnvm.compiler.build import link_library
-from nnvm.compiler.executor_graph import ExecutorGraph, executor_graph, model_hash
-from nnvm.diagnostics import parse_module
-from nnvm.errors import UserError
-from nnvm.param_store import attach_params
-from nnvm.params import save_params
-from nnvm.registry import make_context
+from nnvm.compiler.executor_graph import executor_graph
+from nnvm.registry import build_pipeline, make_context
 from nnvm.runtime import graph_runtime, load_module
 from nnvm.runtime.module import Module
+from nnvm.support.diagnostics import parse_module
+from nnvm.support.errors import UserError
+from nnvm.support.executor_graph import ExecutorGraph, model_hash
+from nnvm.support.param_store import attach_params
+from nnvm.support.params import save_params
 from nnvm.targets.llvm.compile import emit_object
 from nnvm.targets.llvm.target import parse_target
-from nnvm.tools.opt import build_pipeline
 
 GRAPH = """
 func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {

@@ -1,5 +1,5 @@
 """Differential checks of the tensor level: a graph kernel runs through the reference executor
-and through lower-to-te -> (default or given) schedule -> lower-te-to-affine -> CPU JIT (or
+and through lower-to-te -> (default or given) schedule -> lower-te-to-loops -> CPU JIT (or
 xDSL's interpreter), and the results must agree."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
-from nnvm.diagnostics import parse_module
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.te.schedule import ScheduleOp
-from nnvm.lowering.lower_te_to_affine import LowerTEToAffine
-from nnvm.lowering.lower_to_te import LowerToTE
+from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
 from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
 from nnvm.reference import run_reference
 from nnvm.registry import make_context
+from nnvm.support.diagnostics import parse_module
 
 CTX = make_context()
 
@@ -77,7 +77,7 @@ def lower(module: ModuleOp, schedule: str | None = "default") -> ModuleOp:
         ApplyDefaultSchedulePass().apply(CTX, m)
     elif schedule:
         attach_schedule(m, schedule)
-    LowerTEToAffine().apply(CTX, m)
+    LowerTEToLoops().apply(CTX, m)
     m.verify()
     assert_no_stray_uses(m)
     return m
@@ -117,7 +117,7 @@ def run_lowered(
         from kernel_runner import interpret_kernel
 
         return interpret_kernel(module, name, inputs)
-    from nnvm.lowering.convert_to_llvm import ConvertToLLVM
+    from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
     from nnvm.targets.llvm.compile import compile_jit
 
     fn = _function(module, name)

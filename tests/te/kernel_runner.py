@@ -168,7 +168,7 @@ def _fresh(t: MemRefType) -> np.ndarray:
 
 
 class NumpyFunctions(InterpreterFunctions):
-    """numpy semantics for what lower-te-to-affine emits (overrides xDSL's scalar ones)."""
+    """numpy semantics for what lower-te-to-loops emits (overrides xDSL's scalar ones)."""
 
     @impl(arith.ConstantOp)
     def run_constant(self, interp: Interpreter, op: arith.ConstantOp, args: PythonValues):

@@ -10,7 +10,7 @@ from harness import CTX, check, lower, parse, random_inputs, run_lowered
 from xdsl.dialects import func
 
 from nnvm.dialects.te.schedule import ComputeAtOp, ComputeInlineOp, ScheduleOp
-from nnvm.lowering.lower_to_te import LowerToTE
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
 from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
 from nnvm.reference import run_reference
 

@@ -138,20 +138,33 @@ CONV: list[tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
     (  # depthwise, blocked
         (1, 2, 7, 7, 4),
         (2, 1, 3, 3, 1, 4),
-        {"strides": (2, 2), "padding": (1, 1, 1, 1), "groups": 8, "data_layout": "NCHW4c",
-         "kernel_layout": "OIHW1i4o"},
+        {
+            "strides": (2, 2),
+            "padding": (1, 1, 1, 1),
+            "groups": 8,
+            "data_layout": "NCHW4c",
+            "kernel_layout": "OIHW1i4o",
+        },
     ),
     (  # depthwise, stride 1: its padded input computed per output tile (pad_at)
         (1, 1, 9, 9, 8),
         (1, 1, 3, 3, 1, 8),
-        {"padding": (1, 1, 1, 1), "groups": 8, "data_layout": "NCHW8c",
-         "kernel_layout": "OIHW1i8o"},
+        {
+            "padding": (1, 1, 1, 1),
+            "groups": 8,
+            "data_layout": "NCHW8c",
+            "kernel_layout": "OIHW1i8o",
+        },
     ),
     (  # a stem: NCHW in, NCHW<b>c out
         (1, 3, 9, 9),
         (2, 1, 3, 3, 3, 8),
-        {"strides": (2, 2), "padding": (1, 1, 1, 1), "kernel_layout": "OIHW3i8o",
-         "out_layout": "NCHW8c"},
+        {
+            "strides": (2, 2),
+            "padding": (1, 1, 1, 1),
+            "kernel_layout": "OIHW3i8o",
+            "out_layout": "NCHW8c",
+        },
     ),
     (  # another layout pair with out_layout: the generic formula
         (1, 3, 5, 5),
@@ -358,15 +371,30 @@ def test_constants() -> None:
 
 RESIZE: list[dict[str, Any]] = [
     {"size": (1, 2, 6, 7), "mode": "nearest"},
-    {"size": (1, 2, 3, 2), "mode": "nearest", "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"},
+    {
+        "size": (1, 2, 3, 2),
+        "mode": "nearest",
+        "nearest_mode": "floor",
+        "coordinate_transformation_mode": "asymmetric",
+    },
     {"size": (1, 2, 7, 5), "mode": "linear"},
     {"size": (1, 2, 8, 8), "mode": "linear", "coordinate_transformation_mode": "align_corners"},
     {"size": (1, 2, 6, 6), "mode": "cubic", "exclude_outside": True},
-    {"size": (1, 2, 5, 5), "mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "roi": (0.0, 0.0, -0.2, 0.1, 1.0, 1.0, 0.9, 1.3), "extrapolation_value": 7.0},
+    {
+        "size": (1, 2, 5, 5),
+        "mode": "linear",
+        "coordinate_transformation_mode": "tf_crop_and_resize",
+        "roi": (0.0, 0.0, -0.2, 0.1, 1.0, 1.0, 0.9, 1.3),
+        "extrapolation_value": 7.0,
+    },
 ]
 
 
-@pytest.mark.parametrize("props", RESIZE, ids=lambda p: f"{p['mode']}-{p.get('coordinate_transformation_mode', 'half_pixel')}")
+@pytest.mark.parametrize(
+    "props",
+    RESIZE,
+    ids=lambda p: f"{p['mode']}-{p.get('coordinate_transformation_mode', 'half_pixel')}",
+)
 def test_resize(props: dict[str, Any]) -> None:
     check(op_module(transform.ResizeOp, [t((1, 2, 4, 3))], **props), rtol=1e-4, atol=1e-5)
 
@@ -377,8 +405,11 @@ def _rnn_inputs(m: Any, seed: int = 0) -> list[np.ndarray]:
 
 @pytest.mark.parametrize(
     "props",
-    [{"hidden_size": 3}, {"hidden_size": 3, "direction": "bidirectional", "clip": 0.8},
-     {"hidden_size": 3, "direction": "reverse", "input_forget": True, "layout": 1}],
+    [
+        {"hidden_size": 3},
+        {"hidden_size": 3, "direction": "bidirectional", "clip": 0.8},
+        {"hidden_size": 3, "direction": "reverse", "input_forget": True, "layout": 1},
+    ],
     ids=["forward", "bidirectional-clip", "reverse-coupled-layout1"],
 )
 def test_lstm(props: dict[str, Any]) -> None:
@@ -387,8 +418,7 @@ def test_lstm(props: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     ("props", "batch"),
-    [({"hidden_size": 3, "direction": "bidirectional"}, 2),
-     ({"hidden_size": 16, "layout": 1}, 1)],
+    [({"hidden_size": 3, "direction": "bidirectional"}, 2), ({"hidden_size": 16, "layout": 1}, 1)],
     ids=["bidirectional-batch2", "gemv-tiles-layout1"],
 )
 def test_lstm_weights_kn(props: dict[str, Any], batch: int) -> None:
@@ -413,8 +443,11 @@ def _check_lstm(props: dict[str, Any], batch: int, inp: int) -> None:
 
 @pytest.mark.parametrize(
     "props",
-    [{"hidden_size": 3}, {"hidden_size": 3, "linear_before_reset": True, "direction": "bidirectional"},
-     {"hidden_size": 2, "direction": "reverse", "layout": 1, "clip": 0.5}],
+    [
+        {"hidden_size": 3},
+        {"hidden_size": 3, "linear_before_reset": True, "direction": "bidirectional"},
+        {"hidden_size": 2, "direction": "reverse", "layout": 1, "clip": 0.5},
+    ],
     ids=["forward", "linear-before-reset-bidirectional", "reverse-layout1-clip"],
 )
 def test_gru(props: dict[str, Any]) -> None:

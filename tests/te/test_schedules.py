@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.te.schedule import (
     CacheWriteOp,
     ComputeAtOp,
@@ -27,7 +26,8 @@ from nnvm.dialects.te.schedule import (
     VectorizeOp,
 )
 from nnvm.dialects.te.stages import ScheduleState
-from nnvm.lowering.lower_to_te import LowerToTE
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
+from nnvm.support.diagnostics import DiagnosticError
 
 MATMUL_BIAS_RELU = """
 func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>, %b: tensor<9xf32>) -> tensor<5x9xf32> {

@@ -9,7 +9,9 @@ import sys
 def _compile(*args: str, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "nnvm.tools.compile", *args],
-        capture_output=True, text=True, cwd=cwd,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
     )
 
 

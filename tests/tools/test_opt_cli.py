@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nnvm.tools.opt import run, strip_anchors
+from nnvm.registry import strip_anchors
+from nnvm.tools.opt import run
 
 VALID = """\
 func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x4x4xf32> {
@@ -42,7 +43,9 @@ def test_valid_input_passes(tmp_path, capsys):
     assert "nnvm.conv2d" in out.read_text()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.integers(1, len(VALID) - 2))
 def test_truncated_input_is_a_located_error(tmp_path_factory, capsys, cut):
     tmp_path = tmp_path_factory.mktemp("trunc")
@@ -55,7 +58,9 @@ def test_truncated_input_is_a_located_error(tmp_path_factory, capsys, cut):
         assert not out.exists()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.integers(0, len(VALID)), st.text(min_size=1, max_size=6))
 def test_garbage_never_crashes(tmp_path_factory, capsys, where, junk):
     tmp_path = tmp_path_factory.mktemp("junk")

@@ -23,7 +23,6 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from nnvm.dialects.nnvm.base import tensor
 from nnvm.dialects.nnvm.dtypes import element_type_of
 from nnvm.dialects.nnvm.sources import ParamOp
-from nnvm.errors import UserError
 from nnvm.frontend.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from nnvm.frontend.onnx.builder import (
     GraphBuilder,
@@ -34,6 +33,7 @@ from nnvm.frontend.onnx.builder import (
     Value,
 )
 from nnvm.frontend.onnx.registry import CONVERTERS, NodeContext
+from nnvm.support.errors import UserError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 

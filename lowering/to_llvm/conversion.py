@@ -19,9 +19,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from nnvm.errors import UserError
 from nnvm.lowering.errors import located
-from nnvm.lowering.llvm_builder import LLVMBuilder
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
+from nnvm.support.errors import UserError
 
 Handler = Callable[[Operation, LLVMBuilder], Sequence[SSAValue] | None]
 """Emit the replacement of an op; return its llvm-typed results, or None to leave it alone."""

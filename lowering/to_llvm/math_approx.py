@@ -37,7 +37,7 @@ import struct
 
 from xdsl.ir import SSAValue
 
-from nnvm.lowering.llvm_builder import LLVMBuilder, int_type_like
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder, int_type_like
 
 # exp(r) = 1 + r + r^2 * P(r) on [-ln2/2, ln2/2]
 EXP_P = (0.4999999403953552, 0.1666652113199234, 0.04166838899254799,

@@ -27,10 +27,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
-from nnvm.errors import UserError
-from nnvm.lowering.conversion import Handler, apply_table
-from nnvm.lowering.convert_memref_to_llvm import linear_index, static_strides
-from nnvm.lowering.llvm_builder import (
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.convert_memref_to_llvm import linear_index, static_strides
+from nnvm.lowering.to_llvm.llvm_builder import (
     LLVMBuilder,
     convert_type,
     element_type,
@@ -38,6 +37,7 @@ from nnvm.lowering.llvm_builder import (
     scalar_align,
     to_llvm_fastmath,
 )
+from nnvm.support.errors import UserError
 
 
 def _vector_1d(t, what: str) -> VectorType:

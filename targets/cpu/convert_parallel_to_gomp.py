@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from nnvm.lowering.errors import LoweringError
-from nnvm.lowering.llvm_builder import PTR, convert_type, ensure_function_declaration
+from nnvm.lowering.to_llvm.llvm_builder import PTR, convert_type, ensure_function_declaration
 
 NUM_THREADS_GLOBAL = "nnvm_num_threads"
 _BOOL = IntegerType(8)

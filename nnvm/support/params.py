@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 MAGIC = b"NNVMPRM\0"
 VERSION = 1

@@ -33,9 +33,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from nnvm.errors import UserError
-from nnvm.lowering.conversion import Handler, apply_table
-from nnvm.lowering.llvm_builder import (
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.llvm_builder import (
     PTR,
     LLVMBuilder,
     byte_size,
@@ -45,6 +44,7 @@ from nnvm.lowering.llvm_builder import (
     ensure_function_declaration,
     scalar_align,
 )
+from nnvm.support.errors import UserError
 
 BUFFER_ALIGNMENT = 64
 """Alignment of every buffer this lowering allocates (the kernel ABI's 64-byte buffers)."""

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.llvm import FastMathAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from nnvm.errors import UserError
+from nnvm.support.errors import UserError
 
 PTR = llvm.LLVMPointerType()
 

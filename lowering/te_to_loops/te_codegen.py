@@ -41,11 +41,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.te import exprs
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp, ReadOp, YieldOp
 from nnvm.dialects.te.stages import IterVar, ScheduleState, Split, Stage
-from nnvm.lowering.te_bounds import (
+from nnvm.lowering.te_to_loops.bounds import (
     DimRegion,
     Form,
     Linear,
@@ -53,6 +52,7 @@ from nnvm.lowering.te_bounds import (
     infer_region,
     root_forms,
 )
+from nnvm.support.diagnostics import DiagnosticError
 
 INDEX = IndexType()
 MAX_LANES = 64
@@ -1056,4 +1056,3 @@ def _hint(name: str) -> str | None:
 
     clean = re.sub(r"[^\w$.]", "_", name)
     return clean if re.fullmatch(r"[A-Za-z_$.][\w$.]*", clean) else None
-

@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from nnvm.errors import SourceLocation, UserError
+from nnvm.support.errors import SourceLocation, UserError
 
 
 @dataclass
@@ -82,9 +82,7 @@ def location_of(op: Operation | None) -> SourceLocation | None:
 
 def parse_error_diagnostic(err: ParseError, file: str, line_offset: int = 0) -> Diagnostic:
     loc = err.span.get_location()
-    return Diagnostic(
-        "error", err.msg, SourceLocation(file, loc.line + line_offset, loc.col), file
-    )
+    return Diagnostic("error", err.msg, SourceLocation(file, loc.line + line_offset, loc.col), file)
 
 
 def parse_module(ctx: Context, text: str, file: str, line_offset: int = 0) -> ModuleOp:

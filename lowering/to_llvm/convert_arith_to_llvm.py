@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from nnvm.lowering.conversion import Handler, apply_table
-from nnvm.lowering.llvm_builder import (
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.llvm_builder import (
     LLVMBuilder,
     convert_type,
     element_type,
@@ -121,7 +121,7 @@ def _float_minmax(intrinsic: str | None, ctor=None) -> Handler:
             return None
         if ctor is not None:
             return [b.emit(ctor(ops[0], ops[1]))]
-        from nnvm.lowering.llvm_builder import intrinsic_suffix
+        from nnvm.lowering.to_llvm.llvm_builder import intrinsic_suffix
 
         t = ops[0].type
         return [b.call_intrinsic(f"{intrinsic}.{intrinsic_suffix(t)}", ops, t)]

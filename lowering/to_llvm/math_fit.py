@@ -1,6 +1,6 @@
 """Refit the polynomial coefficients of `math_approx.py` (a development tool, not imported).
 
-    python -m nnvm.lowering.math_fit
+    python -m nnvm.lowering.to_llvm.math_fit
 
 Each approximation has the form f(x) ~= g(x) + m(x) * P(u(x)) on [a, b]; the coefficients of
 P minimize the maximum *relative* error of the whole expression. Weighted least squares on

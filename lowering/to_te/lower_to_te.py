@@ -17,10 +17,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 
-from nnvm.diagnostics import DiagnosticError
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.dialects.te.builder import KernelBuilder, TensorRef
+from nnvm.support.diagnostics import DiagnosticError
 
 
 def is_graph_kernel(fn: func.FuncOp) -> bool:

@@ -37,8 +37,8 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from nnvm.lowering.conversion import replace_op
 from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.to_llvm.conversion import replace_op
 
 
 class _Emitter:

@@ -28,10 +28,10 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from nnvm.errors import UserError
-from nnvm.lowering.conversion import Handler, apply_table
 from nnvm.lowering.errors import LoweringError
-from nnvm.lowering.llvm_builder import LLVMBuilder, convert_type
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder, convert_type
+from nnvm.support.errors import UserError
 
 
 def retype_block_args(block: Block, rewriter: PatternRewriter | None = None) -> None:

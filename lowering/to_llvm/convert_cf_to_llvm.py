@@ -15,9 +15,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from nnvm.lowering.conversion import Handler, apply_table
-from nnvm.lowering.convert_func_to_llvm import retype_block_args
-from nnvm.lowering.llvm_builder import LLVMBuilder
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.convert_func_to_llvm import retype_block_args
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
 
 
 def _br(op: cf.BranchOp, b: LLVMBuilder):

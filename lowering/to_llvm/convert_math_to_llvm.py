@@ -27,9 +27,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from nnvm.errors import UserError
-from nnvm.lowering.conversion import Handler, apply_table
-from nnvm.lowering.llvm_builder import (
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.llvm_builder import (
     LLVMBuilder,
     element_type,
     enclosing_module,
@@ -38,7 +37,8 @@ from nnvm.lowering.llvm_builder import (
     same_shape,
     to_llvm_fastmath,
 )
-from nnvm.lowering.math_approx import F32Math
+from nnvm.lowering.to_llvm.math_approx import F32Math
+from nnvm.support.errors import UserError
 
 
 def _supported(t: Attribute) -> bool:

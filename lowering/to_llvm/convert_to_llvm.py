@@ -19,15 +19,15 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
-from nnvm.lowering.convert_affine_to_scf import ConvertAffineToScf
-from nnvm.lowering.convert_arith_to_llvm import ConvertArithToLLVM
-from nnvm.lowering.convert_cf_to_llvm import ConvertCfToLLVM
-from nnvm.lowering.convert_func_to_llvm import ConvertFuncToLLVM
-from nnvm.lowering.convert_math_to_llvm import ConvertMathToLLVM
-from nnvm.lowering.convert_memref_to_llvm import ConvertMemRefToLLVM
-from nnvm.lowering.convert_parallel_to_gomp import ConvertParallelToGomp
-from nnvm.lowering.convert_vector_to_llvm import ConvertVectorToLLVM
 from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
+from nnvm.lowering.to_llvm.convert_arith_to_llvm import ConvertArithToLLVM
+from nnvm.lowering.to_llvm.convert_cf_to_llvm import ConvertCfToLLVM
+from nnvm.lowering.to_llvm.convert_func_to_llvm import ConvertFuncToLLVM
+from nnvm.lowering.to_llvm.convert_math_to_llvm import ConvertMathToLLVM
+from nnvm.lowering.to_llvm.convert_memref_to_llvm import ConvertMemRefToLLVM
+from nnvm.lowering.to_llvm.convert_vector_to_llvm import ConvertVectorToLLVM
+from nnvm.targets.cpu.convert_parallel_to_gomp import ConvertParallelToGomp
 
 
 def leftover_ops(module: ModuleOp) -> list[str]:

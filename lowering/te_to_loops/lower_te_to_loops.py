@@ -1,4 +1,4 @@
-"""lower-te-to-affine: apply each te kernel's schedule and emit its loop nests over memrefs.
+"""lower-te-to-loops (alias lower-te-to-affine): apply each te kernel's schedule and emit its loop nests over memrefs.
 
 Every function holding te ops becomes a kernel with the kernel ABI's shape: one memref argument
 per input, then one per output, no results (`func.func @k(%in0: memref<..>, %out0: memref<..>)`).
@@ -23,7 +23,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp
 from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.dialects.te.stages import ScheduleState
-from nnvm.lowering.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
+from nnvm.lowering.te_to_loops.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
 
 TE_OPS = (ComputeOp, ConstantOp, ExternOp, ScheduleOp)
 
@@ -63,10 +63,10 @@ def lower_kernel(fn: func.FuncOp, module: ModuleOp, vector_bits: int = NATIVE_BI
 
 
 @dataclass(frozen=True)
-class LowerTEToAffine(ModulePass):
+class LowerTEToLoops(ModulePass):
     """te kernels -> scf/memref/arith/math/vector loop nests (the kernel ABI)."""
 
-    name = "lower-te-to-affine"
+    name = "lower-te-to-loops"
 
     vector_bits: int = NATIVE_BITS
     """The target's vector register width (the step of long vectorized loops)."""
@@ -114,3 +114,10 @@ def rewrite_calls(module: ModuleOp, converted: dict[str, int]) -> None:
         for r, t in zip(call.results, tensors, strict=True):
             r.replace_all_uses_with(t)
         Rewriter.erase_op(call)
+
+
+@dataclass(frozen=True)
+class LowerTEToAffine(LowerTEToLoops):
+    """Old name of lower-te-to-loops (it never emitted affine)."""
+
+    name = "lower-te-to-affine"

@@ -1,0 +1,1 @@
+"""loops -> llvm dialect: one conversion per source dialect, gathered by convert-to-llvm."""

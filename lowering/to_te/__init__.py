@@ -1,0 +1,1 @@
+"""graph -> te: each fused kernel becomes tensor expressions (the op classes' te_compute)."""
