@@ -14,7 +14,7 @@ CHAINS = 12
 
 
 def vector_width() -> int:
-    from nnvm.targets.llvm.target import host_features
+    from nnvm.targets.cpu.target import host_features
 
     return 16 if host_features().get("avx512f") else 8
 

@@ -358,3 +358,17 @@ def default_float() -> Attribute:
 
 def int_type(width: int) -> Attribute:
     return IntegerType(width)
+
+
+def element_bits(elt: object) -> int:
+    """Bits of a float or (non-bool) integer element; 32 for the rest (i1, index)."""
+    if is_float_type(elt):  # type: ignore[arg-type]
+        return float_width(elt)  # type: ignore[arg-type]
+    if is_int_type(elt) and not is_bool_type(elt):  # type: ignore[arg-type]
+        return int_width(elt)  # type: ignore[arg-type]
+    return 32
+
+
+def native_lanes(elt: object, vector_bits: int) -> int:
+    """Lanes of `elt` in one vector register of `vector_bits`."""
+    return max(vector_bits // element_bits(elt), 1)

@@ -647,12 +647,6 @@ class ScheduleState:
                         v.annotated_by,
                         f"te.vectorize: '{v.name}' is not the innermost loop of '{stage.name}'",
                     )
-                if v.annotation is not None and v.annotation.startswith(("bind", "tensorize")):
-                    raise DiagnosticError(
-                        v.annotated_by,
-                        f"{v.annotated_by.name if v.annotated_by else 'te.bind'} needs a GPU or "
-                        "accelerator target; the CPU lowering cannot apply it",
-                    )
             if len(parallel) > 1:
                 raise DiagnosticError(
                     parallel[1].annotated_by,

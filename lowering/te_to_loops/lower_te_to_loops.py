@@ -20,17 +20,10 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp
-from nnvm.dialects.te.schedule import ScheduleOp
+from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_loops.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
-
-TE_OPS = (ComputeOp, ConstantOp, ExternOp, ScheduleOp)
-
-
-def is_te_kernel(fn: func.FuncOp) -> bool:
-    """A function whose body holds te ops (the output of lower-to-te)."""
-    return any(isinstance(op, TE_OPS) for op in fn.body.walk())
+from nnvm.support.target import Target, parse_target
 
 
 def _is_empty(t: Attribute) -> bool:
@@ -53,13 +46,14 @@ def lower_empty_kernel(fn: func.FuncOp) -> None:
     fn.res_attrs = None
 
 
-def lower_kernel(fn: func.FuncOp, module: ModuleOp, vector_bits: int = NATIVE_BITS) -> None:
+def lower_kernel(fn: func.FuncOp, module: ModuleOp, target: Target) -> None:
     if all(_is_empty(t) for t in fn.function_type.outputs.data):
         lower_empty_kernel(fn)
         return
     state = ScheduleState(fn)
     state.apply_all()
-    KernelGenerator(state, module, vector_bits).generate()
+    target.check_schedule(state)
+    KernelGenerator(state, module, target.vector_bits or NATIVE_BITS).generate()
 
 
 @dataclass(frozen=True)
@@ -68,15 +62,17 @@ class LowerTEToLoops(ModulePass):
 
     name = "lower-te-to-loops"
 
-    vector_bits: int = NATIVE_BITS
-    """The target's vector register width (the step of long vectorized loops)."""
+    target: str | Target | None = None
+    """The target (object, or target string): its vector width steps long vectorized loops,
+    and it decides which schedule primitives are legal. Default: the host CPU."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = parse_target(self.target)
         converted: dict[str, int] = {}
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and is_te_kernel(fn):
                 n_inputs = len(fn.function_type.inputs.data)
-                lower_kernel(fn, op, self.vector_bits)
+                lower_kernel(fn, op, target)
                 converted[fn.sym_name.data] = n_inputs
         if converted:
             rewrite_calls(op, converted)

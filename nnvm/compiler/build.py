@@ -8,10 +8,10 @@ shared library whose entry point runs the whole graph.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,23 +29,14 @@ from nnvm.compiler.executor_graph import executor_graph
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.passes.fuse import FUSED_PREFIX
-from nnvm.registry import make_context
+from nnvm.registry import build_pipeline, make_context
 from nnvm.support.errors import UserError
-from nnvm.support.executor_graph import ExecutorGraph, model_hash
+from nnvm.support.executor_graph import model_hash
 from nnvm.support.ir import argument_names, find_function
 from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
 from nnvm.support.params import save_params
-
-#: The passes that turn one fused graph function into llvm-dialect code (the kernel ABI).
-KERNEL_PIPELINE = ("lower-to-te", "apply-default-schedule", "lower-te-to-loops", "convert-to-llvm")
-
-
-def kernel_pipeline(vector_bits: int = 256) -> list[str]:
-    """The kernel passes, with the target's vector width given to the two passes that size
-    vectors and register tiles by it."""
-    sized = {"apply-default-schedule", "lower-te-to-loops"}
-    return [f"{p}{{vector_bits={vector_bits}}}" if p in sized else p for p in KERNEL_PIPELINE]
+from nnvm.support.target import Target, parse_target
 
 
 @dataclass
@@ -61,26 +52,50 @@ class BuildTimes:
     stages: dict[str, float] = field(default_factory=dict)
 
 
-def _passes(names: Sequence[str]) -> list[ModulePass]:
-    from nnvm.registry import build_pipeline
-
-    return build_pipeline(list(names))
-
-
-def graph_pipeline(opt_level: int, vector_bits: int = 256) -> list[str]:
+def graph_pipeline(opt_level: int) -> list[str]:
     """Graph-level passes of a build: the opt level's pipeline; at O0 every op is still a kernel
-    of its own and memory is still planned, since the runtime needs both. alter-layout blocks
-    channels by one f32 vector of the target."""
+    of its own and memory is still planned, since the runtime needs both."""
     from nnvm.passes.pipelines import PIPELINES
 
     if opt_level not in PIPELINES:
         raise UserError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
     if opt_level == 0:
         return ["fuse{enable=false}", "plan-memory"]
-    block = max(vector_bits // 32, 1)
-    return [
-        f"alter-layout{{block={block}}}" if p == "alter-layout" else p for p in PIPELINES[opt_level]
-    ]
+    return list(PIPELINES[opt_level])
+
+
+UserPasses = Mapping[str, Sequence["str | ModulePass"]]
+"""build(passes=...): extra graph passes keyed by where they run: 'start', 'end' (after the
+graph pipeline, before kernels are lowered), 'before:NAME' or 'after:NAME' of a pipeline pass."""
+
+
+def graph_passes(opt_level: int, target: Target, extra: UserPasses | None = None) -> list[ModulePass]:
+    """The graph pipeline as pass objects, with the target's options set on them (the layout
+    block of alter-layout, ...) and the user's passes at their points."""
+    names = graph_pipeline(opt_level)
+    points = dict(extra or {})
+    known = {"start", "end"} | {f"{w}:{n.split('{')[0]}" for n in names for w in ("before", "after")}
+    unknown = sorted(set(points) - known)
+    if unknown:
+        raise UserError(
+            f"build(passes=...): unknown insertion point(s) {unknown}; use one of {sorted(known)}"
+        )
+
+    def user(point: str) -> list[ModulePass]:
+        items = list(points.get(point, ()))
+        specs = [p for p in items if isinstance(p, str)]
+        built = iter(build_pipeline(specs))
+        return [next(built) if isinstance(p, str) else p for p in items]
+
+    out = user("start")
+    for spec in names:
+        name = spec.split("{")[0]
+        out += user(f"before:{name}")
+        (p,) = build_pipeline([spec])
+        options = target.pass_options(p.name)
+        out.append(dataclasses.replace(p, **options) if options else p)
+        out += user(f"after:{name}")
+    return out + user("end")
 
 
 def _check_params(module: ModuleOp, params: Mapping[str, np.ndarray]) -> None:
@@ -160,29 +175,27 @@ def _kernel_module(fn: func.FuncOp) -> ModuleOp:
 
 
 def compile_kernel(
-    fn: func.FuncOp, target, ctx: Context, dump: Path | None, times: BuildTimes
+    fn: func.FuncOp, target: Target, ctx: Context, dump: Path | None, times: BuildTimes
 ) -> bytes:
-    """One fused function -> a relocatable object with the exported kernel (cached)."""
-    from nnvm.targets.llvm.compile import emit_object
-
+    """One fused function -> the target's artifact for it (cached on disk by IR and target)."""
     module = _kernel_module(fn)
     source = ir_text(module)
     key = hashlib.sha256(
         "\n".join([codegen_fingerprint(), target.description, source]).encode()
     ).hexdigest()
     where = cache_dir()
-    cached = where / f"{key}.o" if where is not None else None
+    cached = where / f"{key}.{target.kind}.o" if where is not None else None
     if cached is not None and cached.exists() and dump is None:
         times.kernels_cached += 1
         return cached.read_bytes()
     start = time.perf_counter()
-    for k, p in enumerate(_passes(kernel_pipeline(target.vector_bits))):
+    for k, p in enumerate(target.kernel_passes()):
         p.apply(ctx, module)
         if dump is not None:
             (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
     times.lowering += time.perf_counter() - start
     start = time.perf_counter()
-    obj = emit_object(module, target, target_record=False)
+    obj = target.emit_kernel(module, fn.sym_name.data)
     times.codegen += time.perf_counter() - start
     times.kernels_compiled += 1
     if cached is not None:
@@ -192,30 +205,52 @@ def compile_kernel(
     return obj
 
 
+def place_kernels(
+    kernels: Mapping[str, func.FuncOp], devices: Sequence[Target]
+) -> dict[str, Target | None]:
+    """Each kernel on the first device target that accepts it; None (the host) otherwise."""
+    placed: dict[str, Target | None] = {}
+    for name, fn in kernels.items():
+        placed[name] = next((d for d in devices if d.accepts(fn) is None), None)
+    return placed
+
+
 def build(
     module: ModuleOp,
-    target: str = "llvm",
+    target: str | Target = "llvm",
     shape: Mapping[str, Sequence[int]] | None = None,
     params: Mapping[str, np.ndarray] | None = None,
     opt_level: int = 3,
     dtype: str = "float32",
     dump_ir: str | os.PathLike[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    devices: Sequence[str | Target] = (),
+    passes: UserPasses | None = None,
+    libraries: Sequence[str] = (),
 ):
     """Compile a graph-level module; returns (graph, lib, params): the executor graph, the
     compiled library (`lib.export_library(path)`), and the transformed params to feed it.
 
-    `dump_ir=DIR` writes the IR after every stage; `progress(stage, done, total)` is called as
-    graph passes and kernels complete."""
+    `target` is the host target; each fused kernel a `devices` target accepts runs there (the
+    first that does), the rest on the host. `passes` adds graph passes at named points (see
+    UserPasses); `libraries` are linked for te.extern calls. `dump_ir=DIR` writes the IR after
+    every stage; `progress(stage, done, total)` is called as passes and kernels complete."""
     report = progress or (lambda stage, done, total: None)
     from nnvm.runtime.module import Module
-    from nnvm.targets.llvm.target import parse_target
 
     if not isinstance(module, ModuleOp):
         raise UserError(
             "build expects a graph-level module (from nnvm.frontend.from_onnx or the parser)"
         )
-    tgt = parse_target(target)
+    host = parse_target(target)
+    if not host.is_host:
+        raise UserError(
+            f"target '{host.kind}' is a device target: build(target=HOST, devices=['{host.kind}'])"
+        )
+    device_targets = [parse_target(d) for d in devices]
+    for d in device_targets:
+        if d.is_host:
+            raise UserError(f"'{d.kind}' is a host target; it cannot be one of the devices")
     dump = Path(dump_ir) if dump_ir is not None else None
     if dump is not None:
         dump.mkdir(parents=True, exist_ok=True)
@@ -230,9 +265,9 @@ def build(
     start = time.perf_counter()
     if dump is not None:
         (dump / "00-input.mlir").write_text(ir_text(module))
-    graph_passes = _passes(graph_pipeline(opt_level, tgt.vector_bits))
-    for k, p in enumerate(graph_passes):
-        report("graph passes", k, len(graph_passes))
+    pipeline = graph_passes(opt_level, host, passes)
+    for k, p in enumerate(pipeline):
+        report("graph passes", k, len(pipeline))
         stage = time.perf_counter()
         p.apply(ctx, module)
         module.verify()
@@ -242,75 +277,54 @@ def build(
     times.graph_passes = time.perf_counter() - start
     params_out = dict(params_of(module))
     graph = executor_graph(module)
-    graph.target = tgt.description
+    graph.target = host.description
 
     kernels = {
         f.sym_name.data: f
         for f in module.ops
         if isinstance(f, func.FuncOp) and f.sym_name.data.startswith(FUSED_PREFIX)
     }
+    placement = place_kernels({n: kernels[n] for n in graph.kernels}, device_targets)
+    used = [d for d in device_targets if d in placement.values()]
+    graph.devices = [d.description for d in used]
+    for node in graph.nodes:
+        dev = placement[node.kernel]
+        node.device = dev.description if dev is not None else ""
     objects: list[bytes] = []
+    blobs: dict[str, bytes] = {}
     for k, name in enumerate(graph.kernels):
         report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
         if kdump is not None:
             kdump.mkdir(parents=True, exist_ok=True)
-        objects.append(compile_kernel(kernels[name], tgt, ctx, kdump, times))
+        tgt = placement[name] or host
+        try:
+            artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times)
+        except UserError as err:
+            if tgt is host:
+                raise
+            raise UserError(f"device target '{tgt.kind}' failed on kernel {name}: {err.message}") from None
+        if tgt is host or tgt.kernel_format == "object":
+            objects.append(artifact)
+        else:
+            blobs[name] = artifact
     graph.extra["kernel_ir"] = {name: ir_text(kernels[name]) for name in graph.kernels}
     graph.model_hash = model_hash(
         ir_text(find_function(module, "main")),
         *graph.extra["kernel_ir"].values(),
+        *graph.devices,
         save_params(params_out),
     )
     report("kernels", len(graph.kernels), len(graph.kernels))
     report("link", 0, 1)
     start = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
-    lib_path = link_library(graph, objects, workdir / "model.so", tgt)
+    lib_path = host.link(graph, objects, workdir / "model.so", blobs, libraries)
     times.link = time.perf_counter() - start
     if dump is not None:
         (dump / "graph.json").write_text(graph.to_json())
-        shutil.copy(workdir / "entry.c", dump / "entry.c")
-    lib = Module.load(lib_path, owns_dir=workdir)
+        if (workdir / "entry.c").exists():
+            shutil.copy(workdir / "entry.c", dump / "entry.c")
+    lib = Module.from_loaded(lib_path, host.load(lib_path), owns_dir=workdir)
     lib.build_times = times
     return graph, lib, params_out
-
-
-def link_library(graph: ExecutorGraph, objects: list[bytes], out: Path, target) -> Path:
-    """Link kernel objects, the generated entry point and the C runtime into one .so."""
-    from nnvm.targets.cpu.entry_point import (
-        entry_point_source,
-        include_dir,
-        runtime_sources,
-        target_record_source,
-    )
-
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise UserError("no C compiler found to link the model library (install cc or set CC)")
-    workdir = out.parent
-    entry = workdir / "entry.c"
-    entry.write_text(entry_point_source(graph) + target_record_source(target))
-    obj_paths = []
-    for k, obj in enumerate(objects):
-        p = workdir / f"kernel{k}.o"
-        p.write_bytes(obj)
-        obj_paths.append(str(p))
-    cmd = [
-        compiler,
-        "-shared",
-        "-fPIC",
-        "-O2",
-        "-o",
-        str(out),
-        f"-I{include_dir()}",
-        str(entry),
-        *map(str, runtime_sources()),
-        *obj_paths,
-        "-lgomp",
-        "-lm",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UserError(f"linking the model library failed:\n{proc.stderr.strip()}")
-    return out

@@ -43,7 +43,11 @@ class Module:
         """Load a library, refusing one built for CPU features this host lacks."""
         from nnvm.targets.llvm.compile import load_library
 
-        shared = load_library(path)  # checks the CPU record before anything runs
+        return Module.from_loaded(path, load_library(path), owns_dir)
+
+    @staticmethod
+    def from_loaded(path, shared, owns_dir: Path | None = None) -> Module:
+        """Wrap what a host target's `load` returned (its `.lib` is the ctypes library)."""
         module = Module(Path(path), shared.lib)
         module._shared = shared  # keeps the thread-count binding alive
         if owns_dir is not None:

@@ -69,6 +69,8 @@ class ExecutorGraph:
     model_hash: str = ""
     format_version: int = FORMAT_VERSION
     target: str = ""
+    devices: list[str] = field(default_factory=list)
+    """Device targets' strings; a node's `device` is one of them ('' is the host)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -116,6 +118,7 @@ class ExecutorGraph:
                 model_hash=data.get("model_hash", ""),
                 format_version=data["format_version"],
                 target=data.get("target", ""),
+                devices=list(data.get("devices", [])),
                 extra=data.get("extra", {}),
             )
         except (KeyError, TypeError) as err:

@@ -108,6 +108,8 @@ def entry_point_source(graph: ExecutorGraph) -> str:
     ]
     for kernel in graph.kernels:
         node = next(n for n in graph.nodes if n.kernel == kernel)
+        if node.device:
+            continue
         arity = len(node.inputs) + len(node.outputs)
         lines.append(f"void {kernel}({', '.join(['void *'] * arity) or 'void'});")
     lines.append("")
@@ -130,22 +132,123 @@ def entry_point_source(graph: ExecutorGraph) -> str:
     for name, entry in graph.constants.items():
         _constant(name, entry, lines)
     param_index = {p["name"]: k for k, p in enumerate(graph.params)}
+    plan = DevicePlan(graph)
+    lines += plan.tables()
     lines += [
         "",
-        "void nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,",
-        "                    void *const *outputs) {",
-        "  (void)params; (void)arena; (void)inputs;",
+        "int nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,",
+        "                   void *const *outputs, const nnvm_device_api *const *devices,",
+        "                   const uint64_t *dbuf, int first) {",
+        "  (void)params; (void)arena; (void)inputs; (void)devices; (void)dbuf; (void)first;",
     ]
-    for node in graph.nodes:
+    for k, node in enumerate(graph.nodes):
         args = [_ref(r, graph, param_index) for r in node.inputs + node.outputs]
-        lines.append(f"  {node.kernel}({', '.join(args)});")
+        if not node.device:
+            lines.append(f"  {node.kernel}({', '.join(args)});")
+        else:
+            lines += plan.device_call(k, node, args)
     for copy in graph.copies:
         nbytes = graph.outputs[copy.output].nbytes
         lines.append(
             f"  memcpy(outputs[{copy.output}], {_ref(copy.source, graph, param_index)}, {nbytes});"
         )
+    lines.append("  return 0;")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+class DevicePlan:
+    """Device buffers of a heterogeneous graph: one per device-kernel argument, except an input
+    a kernel on the same device wrote last (its output buffer is reused, no copy)."""
+
+    def __init__(self, graph: ExecutorGraph):
+        self.graph = graph
+        self.devices = list(graph.devices)
+        self.sizes: list[int] = []
+        self.owner: list[int] = []
+        self.inputs: dict[tuple[int, int], tuple[int, bool]] = {}
+        self.outputs: dict[tuple[int, int], int] = {}
+        last_writer: dict[tuple[str, int, str, int], tuple[int, int]] = {}
+        for k, node in enumerate(graph.nodes):
+            dev = self.devices.index(node.device) if node.device else -1
+            for i, (ref, info) in enumerate(zip(node.inputs, node.input_info, strict=True)):
+                if dev < 0:
+                    continue
+                writer = last_writer.get(_key(ref))
+                if writer is not None and graph.nodes[writer[0]].device == node.device:
+                    self.inputs[(k, i)] = (self.outputs[writer], False)
+                else:
+                    self.inputs[(k, i)] = (self._buffer(info.nbytes, dev), True)
+            for j, (ref, info) in enumerate(zip(node.outputs, node.output_info, strict=True)):
+                if dev >= 0:
+                    self.outputs[(k, j)] = self._buffer(info.nbytes, dev)
+                last_writer[_key(ref)] = (k, j)
+
+    def _buffer(self, nbytes: int, device: int) -> int:
+        self.sizes.append(max(nbytes, 1))
+        self.owner.append(device)
+        return len(self.sizes) - 1
+
+    def tables(self) -> list[str]:
+        names = ", ".join(_c_string(d) for d in self.devices) or "0"
+        return [
+            f"const int nnvm_graph_num_devices = {len(self.devices)};",
+            f"const char *const nnvm_graph_devices[] = {{{names}}};",
+            f"const int nnvm_graph_num_device_buffers = {len(self.sizes)};",
+            "const size_t nnvm_graph_device_buffer_bytes[] = "
+            f"{{{', '.join(map(str, self.sizes)) or '0'}}};",
+            "const int nnvm_graph_device_buffer_device[] = "
+            f"{{{', '.join(map(str, self.owner)) or '0'}}};",
+        ]
+
+    def device_call(self, k: int, node, args: list[str]) -> list[str]:
+        """Copy in what is not on the device yet, launch, copy every output back."""
+        dev = self.devices.index(node.device)
+        name = _c_string(node.kernel)
+        api = f"devices[{dev}]"
+        out = [f"  {{ /* {node.kernel} on {node.device} */"]
+        n_in = len(node.inputs)
+        handles = []
+        for i, (ref, info) in enumerate(zip(node.inputs, node.input_info, strict=True)):
+            buf, copy = self.inputs[(k, i)]
+            handles.append(f"dbuf[{buf}]")
+            if copy:
+                cond = "first && " if ref.kind in ("param", "constant") else ""
+                out.append(
+                    f"    if ({cond}{api}->copy_to_device({api}->ctx, dbuf[{buf}], {args[i]}, "
+                    f"{info.nbytes})) return nnvm_graph_device_failed(\"copy to device\", "
+                    f"{name}, {dev});"
+                )
+        for j in range(len(node.outputs)):
+            handles.append(f"dbuf[{self.outputs[(k, j)]}]")
+        out.append(f"    const uint64_t args[] = {{{', '.join(handles)}}};")
+        out.append(
+            f"    if ({api}->launch({api}->ctx, {name}, args, {len(handles)})) "
+            f"return nnvm_graph_device_failed(\"launch\", {name}, {dev});"
+        )
+        for j, info in enumerate(node.output_info):
+            out.append(
+                f"    if ({api}->copy_from_device({api}->ctx, {args[n_in + j]}, "
+                f"dbuf[{self.outputs[(k, j)]}], {info.nbytes})) return "
+                f"nnvm_graph_device_failed(\"copy from device\", {name}, {dev});"
+            )
+        out.append("  }")
+        return out
+
+
+def _key(ref: Ref) -> tuple[str, int, str, int]:
+    return (ref.kind, ref.index, ref.name, ref.offset)
+
+
+def blob_source(blobs: dict[str, bytes]) -> str:
+    """Device kernels' programs as data in the library: `nnvm_blob_<kernel>` and its size,
+    read by the device runtime (so an exported library carries them)."""
+    lines = []
+    for name, data in blobs.items():
+        body = ",".join(str(b) for b in data) or "0"
+        lines.append(f"const unsigned char nnvm_blob_{name}[] = {{{body}}};")
+        lines.append(f"const unsigned long nnvm_blob_{name}_size = {len(data)};")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def model_header(graph: ExecutorGraph, name: str = "model") -> str:

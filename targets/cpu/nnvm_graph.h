@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nnvm_runtime.h"
+
 typedef struct {
   const char *name;
   int dtype; /* params file dtype code */
@@ -23,9 +25,20 @@ extern const int nnvm_graph_num_outputs;
 extern const size_t nnvm_graph_arena_bytes;
 extern const char nnvm_graph_model_hash[];
 extern const char nnvm_graph_target[];
-/* Runs every kernel in order over params, the arena and the caller's buffers. */
-extern void nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,
-                           void *const *outputs);
+/* Device targets of the graph, and one buffer per device-kernel argument (bytes, device). */
+extern const int nnvm_graph_num_devices;
+extern const char *const nnvm_graph_devices[];
+extern const int nnvm_graph_num_device_buffers;
+extern const size_t nnvm_graph_device_buffer_bytes[];
+extern const int nnvm_graph_device_buffer_device[];
+/* Runs every kernel in order over params, the arena and the caller's buffers; device kernels
+ * through devices[] over the device buffers dbuf[] (params copied only when `first`). Returns 0,
+ * or the result of nnvm_graph_device_failed. */
+extern int nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,
+                          void *const *outputs, const struct nnvm_device_api *const *devices,
+                          const uint64_t *dbuf, int first);
+/* Record a failed device call (the runtime's error) and return -1. */
+int nnvm_graph_device_failed(const char *what, const char *kernel, int device);
 /* Parallel kernels read their thread count here (weak: absent when nothing is parallel). */
 extern int32_t nnvm_num_threads __attribute__((weak));
 

@@ -29,7 +29,16 @@ struct nnvm_model {
   char *blob;    /* 64-byte aligned copy of the params file: weights are used in place */
   char *arena;   /* intermediate tensors, laid out by plan-memory */
   void **params; /* per graph param, a pointer into blob */
+  const nnvm_device_api **devices; /* per graph device, bound by nnvm_bind_device */
+  uint64_t *dbuf;                  /* per device buffer, allocated at the first run */
+  int ran;                         /* has run once (params are on the devices) */
 };
+
+int nnvm_graph_device_failed(const char *what, const char *kernel, int device) {
+  set_error("device %d ('%s'): %s failed for kernel %s", device, nnvm_graph_devices[device],
+            what, kernel);
+  return -1;
+}
 
 static int read_bytes(const char *blob, size_t size, size_t *pos, void *out, size_t n) {
   if (*pos + n > size) return -1;
@@ -133,7 +142,10 @@ nnvm_model *nnvm_create(const void *params_blob, size_t size) {
   m->blob = aligned_alloc64(size);
   m->arena = aligned_alloc64(nnvm_graph_arena_bytes);
   m->params = calloc(nnvm_graph_num_params ? nnvm_graph_num_params : 1, sizeof(void *));
-  if (!m->blob || !m->arena || !m->params) goto oom;
+  m->devices = calloc(nnvm_graph_num_devices ? nnvm_graph_num_devices : 1, sizeof(void *));
+  m->dbuf = calloc(nnvm_graph_num_device_buffers ? nnvm_graph_num_device_buffers : 1,
+                   sizeof(uint64_t));
+  if (!m->blob || !m->arena || !m->params || !m->devices || !m->dbuf) goto oom;
   if (size) memcpy(m->blob, params_blob, size);
   if (bind_params(m, size) != 0) {
     nnvm_destroy(m);
@@ -156,12 +168,62 @@ int nnvm_run(nnvm_model *m, const void *const *inputs, void *const *outputs) {
     set_error("nnvm_run: model, inputs and outputs must not be NULL");
     return -1;
   }
-  nnvm_graph_run(m->params, m->arena, inputs, outputs);
+  if (!m->ran) {
+    for (int d = 0; d < nnvm_graph_num_devices; ++d) {
+      if (m->devices[d] == NULL) {
+        set_error("nnvm_run: device %d ('%s') is not bound (call nnvm_bind_device)", d,
+                  nnvm_graph_devices[d]);
+        return -1;
+      }
+    }
+    for (int i = 0; i < nnvm_graph_num_device_buffers; ++i) {
+      const nnvm_device_api *api = m->devices[nnvm_graph_device_buffer_device[i]];
+      m->dbuf[i] = api->alloc(api->ctx, nnvm_graph_device_buffer_bytes[i]);
+      if (m->dbuf[i] == 0) {
+        set_error("nnvm_run: device '%s' could not allocate %zu bytes",
+                  nnvm_graph_devices[nnvm_graph_device_buffer_device[i]],
+                  nnvm_graph_device_buffer_bytes[i]);
+        return -1;
+      }
+    }
+  }
+  if (nnvm_graph_run(m->params, m->arena, inputs, outputs,
+                     (const nnvm_device_api *const *)m->devices, m->dbuf, !m->ran) != 0)
+    return -1;
+  m->ran = 1;
+  return 0;
+}
+
+int nnvm_num_devices(void) { return nnvm_graph_num_devices; }
+
+const char *nnvm_device_name(int index) {
+  if (index < 0 || index >= nnvm_graph_num_devices) return NULL;
+  return nnvm_graph_devices[index];
+}
+
+int nnvm_bind_device(nnvm_model *m, int index, const nnvm_device_api *api) {
+  if (m == NULL || api == NULL || index < 0 || index >= nnvm_graph_num_devices) {
+    set_error("nnvm_bind_device: bad model, API or device index %d", index);
+    return -1;
+  }
+  if (m->ran) {
+    set_error("nnvm_bind_device: the model has already run on device %d", index);
+    return -1;
+  }
+  m->devices[index] = api;
   return 0;
 }
 
 void nnvm_destroy(nnvm_model *m) {
   if (!m) return;
+  if (m->dbuf && m->devices) {
+    for (int i = 0; i < nnvm_graph_num_device_buffers; ++i) {
+      const nnvm_device_api *api = m->devices[nnvm_graph_device_buffer_device[i]];
+      if (m->dbuf[i] && api) api->release(api->ctx, m->dbuf[i]);
+    }
+  }
+  free(m->devices);
+  free(m->dbuf);
   free(m->blob);
   free(m->arena);
   free(m->params);

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define NNVM_ABI_VERSION 1
+#define NNVM_ABI_VERSION 2
 
 typedef struct nnvm_model nnvm_model;
 
@@ -50,6 +50,27 @@ int nnvm_num_outputs(void);
 /* Shape and dtype of an input or output: dtype codes are the params file's (0 = float32). */
 int nnvm_input_info(int index, const char **name, int *dtype, int *ndim, const int64_t **dims);
 int nnvm_output_info(int index, int *dtype, int *ndim, const int64_t **dims);
+
+/* Heterogeneous models: kernels placed on a device target (build(..., devices=[...])) run
+ * through that device's API, which the host program binds before the first nnvm_run (the
+ * Python runtime binds the device target's runtime itself). Device buffers are opaque
+ * handles; the model allocates one per device-kernel argument and copies between host and
+ * device around each device kernel; params are copied to a device once. */
+typedef struct nnvm_device_api {
+  void *ctx;
+  uint64_t (*alloc)(void *ctx, size_t nbytes); /* 0 on failure */
+  void (*release)(void *ctx, uint64_t buffer);
+  int (*copy_to_device)(void *ctx, uint64_t dst, const void *src, size_t nbytes);
+  int (*copy_from_device)(void *ctx, void *dst, uint64_t src, size_t nbytes);
+  /* Run a device kernel over its inputs' then its outputs' buffers; 0 on success. */
+  int (*launch)(void *ctx, const char *kernel, const uint64_t *buffers, int count);
+} nnvm_device_api;
+
+int nnvm_num_devices(void);
+/* The device target of device `index` (its target string, e.g. "toyacc"). */
+const char *nnvm_device_name(int index);
+/* Bind device `index` of the model to an API (kept by pointer: it must outlive the model). */
+int nnvm_bind_device(nnvm_model *model, int index, const nnvm_device_api *api);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@ mod = compile_jit(lowered_module)            # or target="llvm -mcpu=x86-64-v3"
 mod["kernel"](a, b, out)                     # numpy arrays in, kernel ABI underneath
 """
 
+from nnvm.targets.cpu.target import CPUTarget, host_features, host_target, parse_target
 from nnvm.targets.llvm.compile import (
     CompiledModule,
     JITModule,
@@ -17,7 +18,6 @@ from nnvm.targets.llvm.compile import (
     load_library,
     optimized_ir,
 )
-from nnvm.targets.llvm.target import CPUTarget, host_features, host_target, parse_target
 from nnvm.targets.llvm.translate import to_llvmlite_module, translate_to_llvm_ir
 
 __all__ = [

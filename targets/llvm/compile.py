@@ -10,8 +10,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -23,7 +21,7 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import ModuleOp
 
 from nnvm.support.errors import UserError
-from nnvm.targets.llvm.target import (
+from nnvm.targets.cpu.target import (
     CPUTarget,
     initialize,
     missing_features,
@@ -305,21 +303,15 @@ def build_shared_library(
     tgt = parse_target(target)
     ir_mod, _ = _optimized(module, tgt, jit=False, pic=True)
     obj = emit_object(ir_mod, tgt)
-    compiler = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise UserError("no C compiler found to link the shared library (install cc or set CC)")
+    from nnvm.targets.cpu.link import link_shared
+
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nnvm-") as tmp:
         obj_path = Path(tmp) / (out.stem + ".o")
         obj_path.write_bytes(obj)
-        cmd = [compiler, "-shared", "-o", str(out), str(obj_path)]
-        if "GOMP_parallel" in str(ir_mod) or "omp_get_" in str(ir_mod):
-            cmd.append("-lgomp")
-        cmd.append("-lm")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise UserError(f"linking {out} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
+        flags = ["-lgomp"] if "GOMP_parallel" in str(ir_mod) or "omp_get_" in str(ir_mod) else []
+        link_shared([obj_path], out, [*flags, "-lm"], cc=cc)
     sigs = _signatures(ir_mod)
     _write_signatures(out, sigs)
     return out

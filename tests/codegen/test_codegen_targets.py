@@ -10,7 +10,7 @@ from kernel_builder import KernelBuilder, lower, memref_of
 from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, i32
 
-import nnvm.targets.llvm.target as target_mod
+import nnvm.targets.cpu.target as target_mod
 import nnvm.threads
 from nnvm.support.errors import UserError
 from nnvm.targets.llvm import (

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnvm.compiler.build import link_library
 from nnvm.compiler.executor_graph import executor_graph
 from nnvm.registry import build_pipeline, make_context
 from nnvm.runtime import graph_runtime, load_module
@@ -20,8 +19,8 @@ from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, model_hash
 from nnvm.support.param_store import attach_params
 from nnvm.support.params import save_params
+from nnvm.targets.cpu.target import parse_target
 from nnvm.targets.llvm.compile import emit_object
-from nnvm.targets.llvm.target import parse_target
 
 GRAPH = """
 func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
@@ -83,7 +82,7 @@ def built(tmp_path_factory) -> tuple[ExecutorGraph, Module, dict[str, np.ndarray
             ir = KERNEL_IR.format(name=name, params="ptr %a, ptr %out", body=RELU_BODY)
             ir = "declare float @llvm.maxnum.f32(float, float)\n" + ir
         objects.append(emit_object(ir, target, target_record=False))
-    lib_path = link_library(graph, objects, workdir / "model.so", target)
+    lib_path = target.link(graph, objects, workdir / "model.so", {})
     return graph, Module.load(lib_path), params, workdir
 
 

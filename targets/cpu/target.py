@@ -1,4 +1,5 @@
-"""CPU targets: the `target="llvm -mcpu=... -mattr=..."` string, LLVM target machines, features.
+"""The CPU target (`llvm -mcpu=... -mattr=...`): host detection, LLVM target machines, features,
+and the Target seam's CPU side (kernel pipeline, x86 default schedules, link, load).
 
 The default is the host: its CPU name and *all* its features, since llvmlite's default target
 machine is generic x86-64 and lowers `llvm.fma.v8f32` to `fmaf` calls (llvmlite-ceilings.md,
@@ -8,13 +9,18 @@ implies are recorded so a library can refuse to load on a host that lacks them.
 
 from __future__ import annotations
 
-import shlex
+import os
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
 
 import llvmlite.binding as llvm
 
 from nnvm.support.errors import UserError
+from nnvm.support.target import Capabilities, Target
 
 # Features implied by the x86-64 psABI micro-architecture levels, in LLVM's feature names.
 _X86_64 = ("64bit", "cmov", "cx8", "fxsr", "mmx", "sse", "sse2")
@@ -60,8 +66,12 @@ def host_features() -> dict[str, bool]:
 
 
 @dataclass(frozen=True)
-class CPUTarget:
+class CPUTarget(Target):
     """What to compile for: triple, CPU name, feature string and optimisation level."""
+
+    kind: ClassVar[str] = "llvm"
+    aliases: ClassVar[tuple[str, ...]] = ("cpu",)
+    is_host: ClassVar[bool] = True
 
     triple: str
     cpu: str
@@ -98,6 +108,66 @@ class CPUTarget:
             cpu=self.cpu, features=self.features, opt=self.opt_level, jit=jit
         )
 
+    # -- the Target seam ----------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, spec: str, options: list[str]) -> CPUTarget:
+        return _parse_options(spec, options)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities("cpu", vector_bits=self.vector_bits, threads=True)
+
+    def pass_options(self, pass_name: str) -> dict[str, Any]:
+        if pass_name == "alter-layout":  # NCHWc channel blocks of one f32 vector
+            return {"block": max(self.vector_bits // 32, 1)}
+        return {}
+
+    def kernel_passes(self) -> list[Any]:
+        from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops
+        from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
+        from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
+        from nnvm.lowering.to_te.lower_to_te import LowerToTE
+        from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+        from nnvm.targets.cpu.convert_parallel_to_gomp import ConvertParallelToGomp
+
+        return [
+            LowerToTE(),
+            ApplyDefaultSchedulePass(target=self),
+            LowerTEToLoops(target=self),
+            ConvertAffineToScf(),
+            ConvertParallelToGomp(),
+            ConvertToLLVM(),
+        ]
+
+    def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:
+        from nnvm.targets.cpu.schedules import MIN_PARALLEL_WORK, default_schedule
+
+        work = MIN_PARALLEL_WORK if min_parallel_work is None else min_parallel_work
+        return default_schedule(fn, self.vector_bits, work)
+
+    def emit_kernel(self, module: Any, name: str) -> bytes:
+        from nnvm.targets.llvm.compile import emit_object
+
+        return emit_object(module, self, target_record=False)
+
+    def link(
+        self,
+        graph: Any,
+        objects: list[bytes],
+        out: Path,
+        blobs: dict[str, bytes],
+        libraries: Sequence[str] = (),
+    ) -> Path:
+        from nnvm.targets.cpu.link import link_model_library
+
+        return link_model_library(graph, objects, out, self, blobs, libraries)
+
+    def load(self, path: Path, owns_dir: Path | None = None) -> Any:
+        from nnvm.targets.llvm.compile import load_library
+
+        return load_library(path)
+
 
 def _split_features(text: str) -> list[str]:
     out = []
@@ -128,22 +198,27 @@ def host_target(opt_level: int = 3) -> CPUTarget:
 def parse_target(spec: str | CPUTarget | None = None) -> CPUTarget:
     """Parse `llvm [-mcpu=NAME] [-mattr=+a,-b] [-mtriple=T] [-O0..3]` (TVM's target syntax).
 
-    No `-mcpu`, or `-mcpu=host`, means the host CPU with all its features; `-mattr` then adds
-    or removes features. A named CPU starts from the features that CPU level implies (for the
-    x86-64 psABI levels; for other names only `-mattr` is known and recorded).
+    No `-mcpu`, `-mcpu=host` or `-mcpu=native` means the host CPU with all its features;
+    `-mattr` then adds or removes features. A named CPU starts from the features that CPU
+    level implies (for the x86-64 psABI levels; for other names only `-mattr` is known and
+    recorded); a name LLVM does not know is a UserError.
     """
     if isinstance(spec, CPUTarget):
         return spec
-    if spec is None or not spec.strip():
-        return host_target()
-    words = shlex.split(spec)
-    if words[0] not in ("llvm", "cpu"):
-        raise UserError(f"unknown target kind {words[0]!r} in {spec!r}; expected 'llvm ...'")
+    from nnvm.support.target import parse_target as parse_any
+
+    found = parse_any(spec)
+    if not isinstance(found, CPUTarget):
+        raise UserError(f"{spec!r} is not a CPU target")
+    return found
+
+
+def _parse_options(spec: str, options: list[str]) -> CPUTarget:
     cpu = "host"
     mattr: list[str] = []
     triple: str | None = None
     opt = 3
-    for w in words[1:]:
+    for w in options:
         if w.startswith("-mcpu="):
             cpu = w.split("=", 1)[1]
         elif w.startswith("-mattr="):
@@ -153,18 +228,30 @@ def parse_target(spec: str | CPUTarget | None = None) -> CPUTarget:
         elif w in ("-O0", "-O1", "-O2", "-O3"):
             opt = int(w[2])
         elif w.startswith("-opt-level="):
-            opt = int(w.split("=", 1)[1])
+            value = w.split("=", 1)[1]
+            if value not in ("0", "1", "2", "3"):
+                raise UserError(f"bad optimisation level {w!r} in {spec!r}: 0 to 3")
+            opt = int(value)
         else:
             raise UserError(f"unknown target option {w!r} in {spec!r}")
     initialize()
     if triple is None:
         triple = llvm.get_process_triple()
-    if cpu == "host":
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError:
+        raise UserError(f"unknown target triple {triple!r} in {spec!r}") from None
+    if cpu in ("host", "native"):
         base = host_target(opt)
         required = set(base.required)
         features = base.features
         cpu_name = base.cpu
     else:
+        if not known_cpu(cpu, triple):
+            raise UserError(
+                f"unknown CPU {cpu!r} in {spec!r}: LLVM does not know it for {triple} "
+                "(use -mcpu=host, an x86-64 level such as x86-64-v3, or a name like skylake)"
+            )
         required = set(CPU_LEVEL_FEATURES.get(cpu, ()))
         features = ",".join(f"+{f}" for f in sorted(required))
         cpu_name = cpu
@@ -179,6 +266,23 @@ def parse_target(spec: str | CPUTarget | None = None) -> CPUTarget:
     return CPUTarget(
         triple=triple, cpu=cpu_name, features=features, opt_level=opt, required=frozenset(required)
     )
+
+
+@cache
+def known_cpu(name: str, triple: str) -> bool:
+    """Does LLVM know this CPU name? (it only warns on stderr, then generates generic code)"""
+    initialize()
+    target = llvm.Target.from_triple(triple)
+    with tempfile.TemporaryFile() as err:
+        saved = os.dup(2)
+        try:
+            os.dup2(err.fileno(), 2)
+            target.create_target_machine(cpu=name)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        return b"not a recognized processor" not in err.read()
 
 
 def missing_features(required: frozenset[str] | set[str], host: dict[str, bool] | None = None):

@@ -1,0 +1,378 @@
+"""The CPU default schedule's engine: stage analysis, inlining, the generic injective and
+reduction schedules, and the Template record that the register-blocked x86 templates fill."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+from nnvm.dialects.te.analysis import (
+    gathers_free,
+    innermost_is_spatial,
+    is_elementwise,
+    readers,
+)
+from nnvm.dialects.te.exprs import native_lanes
+from nnvm.dialects.te.ops import ComputeOp, ReadOp
+from nnvm.dialects.te.schedule import (
+    CacheWriteOp,
+    ComputeAtOp,
+    ComputeInlineOp,
+    FuseOp,
+    ParallelOp,
+    Primitive,
+    ReorderOp,
+    RFactorOp,
+    ScheduleOp,
+    SplitOp,
+    VectorizeOp,
+)
+from nnvm.dialects.te.stages import ScheduleState
+from nnvm.support.diagnostics import DiagnosticError
+
+MAX_LANES = 64
+MIN_PARALLEL_WORK = 1 << 15
+"""Elements x reduction extent below which a stage runs on one thread (the fork/join costs
+a few microseconds, and more when the other core is busy)."""
+NATIVE_BITS = 256
+
+
+@dataclass
+class StageInfo:
+    """What the default schedule looks at: a compute, who reads it, where it goes."""
+
+    op: ComputeOp
+    readers: list[Operation]
+    is_output: bool
+
+    @property
+    def name(self) -> str:
+        return self.op.stage_name
+
+
+class KernelScheduler:
+    """Builds the default schedule of one te kernel."""
+
+    def __init__(
+        self,
+        fn: func.FuncOp,
+        vector_bits: int = NATIVE_BITS,
+        min_parallel_work: int = MIN_PARALLEL_WORK,
+        templates: dict[str, Template] | None = None,
+    ):
+        self.fn = fn
+        self.templates = templates or {}
+        self.vector_bits = vector_bits
+        self.min_parallel_work = min_parallel_work
+        block = fn.body.block
+        ret = block.last_op
+        outputs = set(ret.operands) if isinstance(ret, func.ReturnOp) else set()
+        self.infos: dict[SSAValue, StageInfo] = {}
+        self.order: list[StageInfo] = []
+        for op in block.ops:
+            if isinstance(op, ComputeOp):
+                info = StageInfo(op, readers(op.result), op.result in outputs)
+                self.infos[op.result] = info
+                self.order.append(info)
+        self.prims: list[Primitive] = []
+        self.inlined: set[str] = set()
+        self.done: set[str] = set()
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def plan(self, templates: bool = True) -> list[Primitive]:
+        self.prims, self.inlined, self.done = [], set(), set()
+        for info in self.order:
+            if self._inlinable(info):
+                self.prims.append(ComputeInlineOp.make(info.name))
+                self.inlined.add(info.name)
+        if templates:
+            for info in reversed(self.order):
+                t = info.op.template_name
+                if t in self.templates and info.name not in self.done:
+                    self._template(info, self.templates[t])
+        for info in self.order:
+            if info.name in self.inlined or info.name in self.done:
+                continue
+            if info.op.reduce_kind is not None:
+                self.reduction(info.name, info.op)
+            else:
+                self.injective(info.name, info.op)
+        return self.prims
+
+    def _inlinable(self, info: StageInfo) -> bool:
+        """Injective stages read only by other computes are inlined; one with several readers
+        (x in GELU's x * (1 + erf(x / sqrt 2)) / 2) only when it is elementwise, so each
+        reader recomputes a few arithmetic ops instead of a buffer making a round trip."""
+        op = info.op
+        if info.is_output or op.reduce_kind is not None or op.template_name in ("pad", "pack"):
+            return False
+        if not info.readers or not all(isinstance(r, ComputeOp) for r in info.readers):
+            return False
+        return len(info.readers) == 1 or is_elementwise(op)
+
+    def _effective_reader(self, info: StageInfo) -> StageInfo | None:
+        """The one stage reading `info` once inlined stages are looked through."""
+        found: set[str] = set()
+        result: StageInfo | None = None
+        pending = [info]
+        while pending:
+            current = pending.pop()
+            for r in current.readers:
+                reader = self.infos.get(r.result) if isinstance(r, ComputeOp) else None
+                if reader is None:
+                    return None
+                if reader.name in self.inlined:
+                    pending.append(reader)
+                elif reader.name not in found:
+                    found.add(reader.name)
+                    result = reader
+        return result if len(found) == 1 else None
+
+    def _template(self, anchor: StageInfo, template: Template) -> None:
+        """Schedule the anchor with its epilogue (the fused output stage), or with a
+        cache_write copy of itself when it is the output."""
+        epilogue = self._effective_reader(anchor)
+        if not template.applies(anchor.op):
+            return
+        if (
+            epilogue is not None
+            and epilogue.is_output
+            and epilogue.op.reduce_kind is None
+            and epilogue.op.shape == anchor.op.shape
+            and epilogue.name not in self.done
+        ):
+            template.build(self, anchor.op, anchor.name, epilogue.name)
+            self.done.update({anchor.name, epilogue.name})
+        elif anchor.is_output or template.intermediate:
+            target = anchor.name
+            if template.cache_write:
+                local = f"{anchor.name}.local"
+                self.prims.append(CacheWriteOp.make(anchor.name, local))
+                template.build(self, anchor.op, local, target)
+            else:
+                template.build(self, anchor.op, target, target)
+            self.done.add(anchor.name)
+
+    def parallel(self, name: str, axis: str, op: ComputeOp) -> None:
+        """Run `axis` of stage `name` on the thread pool, unless the op's work is too small to
+        pay for the fork/join (a recurrence's per-step stages, a small model's kernels)."""
+        work = 1
+        for d in (*op.shape, *op.reduce_shape):
+            work *= d
+        if work >= self.min_parallel_work:
+            self.prims.append(ParallelOp.make(name, axis))
+
+    def pad_at(self, anchor: ComputeOp, a: str, axis: str) -> None:
+        """Compute the padded input of a conv inside its output tile (`axis` of stage `a`):
+        only the rows and columns the tile reads are copied, into a small buffer that stays
+        in L1, instead of a whole padded copy of the input making a round trip to memory.
+        For depthwise convs only: a dense conv re-copies the tile's rows for every output
+        channel block, which costs more than the one whole copy (ResNet-18 measured)."""
+        for r in anchor.block.ops:
+            if not isinstance(r, ReadOp):
+                continue
+            pad = self.infos.get(r.tensor)
+            if pad is None or pad.op.template_name != "pad" or pad.name in self.done:
+                continue
+            if pad.readers != [anchor] or pad.is_output or not pad.op.shape:
+                continue
+            self.prims.append(VectorizeOp.make(pad.name, pad.op.spatial_names[-1]))
+            self.prims.append(ComputeAtOp.make(pad.name, a, axis))
+            self.done.add(pad.name)
+
+    def lanes(self, elt: object) -> int:
+        """f32 (or other) lanes of one native vector of the target."""
+        return native_lanes(elt, self.vector_bits)
+
+    @property
+    def max_row_tile(self) -> int:
+        """How many vector accumulators a register tile may hold: 14 of AVX-512's 32 zmm
+        registers, 12 of AVX2's 16 ymm, leaving room for the operands."""
+        return 14 if self.vector_bits >= 512 else 12
+
+    @property
+    def accumulators(self) -> int:
+        """Vector accumulators of a register tile with two operand vectors: 28 of AVX-512's 32
+        registers, 12 of AVX2's 16."""
+        return 2 * self.max_row_tile if self.vector_bits >= 512 else self.max_row_tile
+
+    def axes(self, name: str) -> list[str]:
+        """The spatial axes of a stage (a cache_write copy has those of its compute)."""
+        base = name.removesuffix(".local")
+        for info in self.order:
+            if info.name == base:
+                return list(info.op.spatial_names)
+        raise KeyError(name)
+
+    # -- generic schedules ------------------------------------------------------------------
+
+    def injective(self, name: str, op: ComputeOp) -> None:
+        shape, axes = op.shape, op.spatial_names
+        if not shape:
+            return
+        lanes = self.lanes(op.element_type)
+        if op.template_name == "reblock":
+            lanes = _block_lanes(op, min(lanes, shape[-1]))
+            if len(shape) >= 3 and shape[-1] % lanes == 0:
+                self._reblock(name, op, lanes)
+                return
+        total = 1
+        for d in shape:
+            total *= d
+        p = self.prims
+        blocked_pad = op.template_name == "pad" and len(shape) >= 3
+        if blocked_pad and shape[-1] % lanes == 0 and shape[-1] <= MAX_LANES:
+            # its bounds test needs the row and the column, which a loop fused over all axes
+            # recomputes with div/mod for every vector; here the outer axes are fused, the
+            # columns stay a loop, the channel block is one vector (ResNet's 58x58x64 pad:
+            # 0.1 -> 0.05 ms)
+            outer = self._fuse(name, axes[:-2])
+            p.append(VectorizeOp.make(name, axes[-1]))
+            if outer is not None:
+                self.parallel(name, outer, op)
+            return
+        if not gathers_free(op):
+            # vectors along the last axis would need gathers (NCHW16c -> NCHW reads with a
+            # stride of 16): a plain inner loop under the fused outer axes, so each element
+            # costs a load and a store instead of the div/mod chain of a fused index
+            outer = self._fuse(name, axes[:-1])
+            if outer is not None:
+                self.parallel(name, outer, op)
+            return
+        if len(shape) >= 2 and shape[-1] % lanes == 0 and total > lanes:
+            fused = f"{name}.fused"
+            p.append(FuseOp.make(name, axes, fused))
+            p.append(SplitOp.make(name, fused, lanes, None, f"{fused}.o", f"{fused}.i"))
+            p.append(VectorizeOp.make(name, f"{fused}.i"))
+            self.parallel(name, f"{fused}.o", op)
+            return
+        outer = self._fuse(name, axes[:-1])
+        last = axes[-1]
+        if shape[-1] <= MAX_LANES:
+            p.append(VectorizeOp.make(name, last))
+        else:
+            p.append(SplitOp.make(name, last, lanes, None, f"{last}.o", f"{last}.i"))
+            p.append(VectorizeOp.make(name, f"{last}.i"))
+            if outer is None:
+                outer = f"{last}.o"
+        if outer is not None:
+            self.parallel(name, outer, op)
+
+    def _reblock(self, name: str, op: ComputeOp, lanes: int) -> None:
+        """A blocked-to-blocked transform: the block axis split into source-block vectors, the
+        axes above the innermost two fused and parallel (no div/mod per vector)."""
+        axes, last = op.spatial_names, op.spatial_names[-1]
+        outer = self._fuse(name, axes[:-2])
+        self.prims.append(SplitOp.make(name, last, lanes, None, f"{last}.o", f"{last}.i"))
+        self.prims.append(VectorizeOp.make(name, f"{last}.i"))
+        if outer is not None:
+            self.parallel(name, outer, op)
+
+    def _fuse(self, name: str, axes: list[str]) -> str | None:
+        """Fuse adjacent axes into one loop (named after the stage); None when there are none."""
+        if not axes:
+            return None
+        if len(axes) == 1:
+            return axes[0]
+        fused = f"{name}.outer"
+        self.prims.append(FuseOp.make(name, axes, fused))
+        return fused
+
+    def reduction(self, name: str, op: ComputeOp) -> None:
+        spatial, reduce = op.spatial_names, op.reduce_names
+        shape, rshape = op.shape, op.reduce_shape
+        lanes = self.lanes(op.element_type)
+        p = self.prims
+        if spatial and innermost_is_spatial(op):
+            last = spatial[-1]
+            inner = [last]
+            outer_last: list[str] = []
+            if shape[-1] > MAX_LANES:
+                inner = [f"{last}.i"]
+                outer_last = [f"{last}.o"]
+                p.append(SplitOp.make(name, last, lanes, None, outer_last[0], inner[0]))
+            p.append(ReorderOp.make(name, [*spatial[:-1], *outer_last, *reduce, *inner]))
+            p.append(VectorizeOp.make(name, inner[0]))
+            # a blocked layout's column (one vector per position, NCHW16c pools) stays a
+            # loop when the axes above it leave the threads enough work: fused into the
+            # parallel loop it would cost a div/mod per vector (ResNet's max pool: 0.26 ->
+            # 0.20 ms)
+            column = len(spatial) >= 3 and not outer_last and math.prod(shape[:-2]) >= 8
+            par = self._fuse(name, spatial[:-2] if column else spatial[:-1])
+            if par is not None:
+                self.parallel(name, par, op)
+            return
+        par = self._fuse(name, spatial)
+        if rshape[-1] >= 2 * lanes:
+            k = reduce[-1]
+            rf = f"{name}.rf"
+            p.append(SplitOp.make(name, k, lanes, None, f"{k}.o", f"{k}.i"))
+            p.append(RFactorOp.make(name, f"{k}.i", rf))
+            p.append(ReorderOp.make(rf, [*spatial, *reduce[:-1], f"{k}.o", f"{k}.i"]))
+            p.append(VectorizeOp.make(rf, f"{k}.i"))
+            if par is not None:
+                p.append(ComputeAtOp.make(rf, name, par))
+        if par is not None:
+            self.parallel(name, par, op)
+
+
+TemplateFn = Callable[[KernelScheduler, ComputeOp, str, str], None]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A register-blocked schedule: `build(scheduler, anchor op, anchor stage, output stage)`
+    (the two stage names are equal when the anchor is its own output and needs no copy)."""
+
+    build: TemplateFn
+    cache_write: bool = True
+    min_rank: int = 0
+    intermediate: bool = False
+    """Also for an anchor that is not the kernel's output (a matmul inside a recurrence): it
+    accumulates in a cache_write tile and is copied to its buffer."""
+
+    def applies(self, op: ComputeOp) -> bool:
+        return len(op.shape) >= self.min_rank and op.reduce_kind == "sum"
+
+
+# ----------------------------------------------------------------------------------------------
+# Templates: the register-blocked schedules of the complex ops
+# ----------------------------------------------------------------------------------------------
+
+
+def _block_lanes(op: ComputeOp, lanes: int) -> int:
+    """Vector lanes for a blocked-to-blocked layout transform: no wider than the innermost
+    block of what it reads (NCHW8c -> NCHW16c moves two contiguous 8-lane runs; 16 lanes would straddle two
+    source blocks and fall back to scalar code)."""
+    for r in op.block.ops:
+        if isinstance(r, ReadOp) and r.indices:
+            inner = r.tensor.type.get_shape()[-1]  # type: ignore[attr-defined]
+            if 1 < inner < lanes and lanes % inner == 0:
+                lanes = inner
+    return lanes
+
+
+def applies(fn: func.FuncOp, prims: list[Primitive]) -> bool:
+    """Does this schedule apply to the kernel? (tried on a copy)"""
+    clone = fn.clone()
+    sched = ScheduleOp([p.clone() for p in prims])
+    ret = clone.body.block.last_op
+    assert ret is not None
+    clone.body.block.insert_op_before(sched, ret)
+    try:
+        ScheduleState(clone).apply_all()
+    except DiagnosticError:
+        return False
+    return True
+
+
+def divisor(n: int, preferred: tuple[int, ...], default: int) -> int:
+    for f in preferred:
+        if f <= n and n % f == 0:
+            return f
+    return min(default, n)
