@@ -69,12 +69,16 @@ UserPasses = Mapping[str, Sequence["str | ModulePass"]]
 graph pipeline, before kernels are lowered), 'before:NAME' or 'after:NAME' of a pipeline pass."""
 
 
-def graph_passes(opt_level: int, target: Target, extra: UserPasses | None = None) -> list[ModulePass]:
+def graph_passes(
+    opt_level: int, target: Target, extra: UserPasses | None = None
+) -> list[ModulePass]:
     """The graph pipeline as pass objects, with the target's options set on them (the layout
     block of alter-layout, ...) and the user's passes at their points."""
     names = graph_pipeline(opt_level)
     points = dict(extra or {})
-    known = {"start", "end"} | {f"{w}:{n.split('{')[0]}" for n in names for w in ("before", "after")}
+    known = {"start", "end"} | {
+        f"{w}:{n.split('{')[0]}" for n in names for w in ("before", "after")
+    }
     unknown = sorted(set(points) - known)
     if unknown:
         raise UserError(
@@ -303,7 +307,9 @@ def build(
         except UserError as err:
             if tgt is host:
                 raise
-            raise UserError(f"device target '{tgt.kind}' failed on kernel {name}: {err.message}") from None
+            raise UserError(
+                f"device target '{tgt.kind}' failed on kernel {name}: {err.message}"
+            ) from None
         if tgt is host or tgt.kernel_format == "object":
             objects.append(artifact)
         else:

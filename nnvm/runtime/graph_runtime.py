@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnvm.runtime.device import BoundDevice, run_on_device
 from nnvm.runtime.module import Module
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
@@ -50,6 +51,13 @@ def aligned_empty(shape, dtype, alignment: int = ALIGNMENT) -> np.ndarray:
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
 
+def _bound_device(name: str, lib: Module) -> BoundDevice:
+    """The device target's runtime for this library, as the C entry point calls it."""
+    from nnvm.support.target import parse_target
+
+    return BoundDevice(name, parse_target(name).runtime(lib))
+
+
 def _as_graph(graph: ExecutorGraph | str) -> ExecutorGraph:
     return ExecutorGraph.from_json(graph) if isinstance(graph, str) else graph
 
@@ -76,6 +84,7 @@ class GraphModule:
         self._outputs = [aligned_empty(o.shape, o.dtype) for o in self.graph.outputs]
         self._params: dict[str, np.ndarray] = {}
         self._handle: int | None = None
+        self._devices = [_bound_device(name, lib) for name in self.graph.devices]
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -141,6 +150,9 @@ class GraphModule:
             if not handle:
                 raise UserError(f"the model library refused the params: {self.lib.last_error()}")
             self._handle = handle
+            for index, bound in enumerate(self._devices):
+                if self.lib.lib.nnvm_bind_device(handle, index, ctypes.byref(bound.api)) != 0:
+                    raise UserError(f"binding device {bound.name!r}: {self.lib.last_error()}")
         return self._handle
 
     def run(self, **inputs) -> None:
@@ -153,7 +165,10 @@ class GraphModule:
             *[a.ctypes.data for a in self._outputs]
         )
         if self.lib.lib.nnvm_run(handle, ins, outs) != 0:
-            raise UserError(f"nnvm_run failed: {self.lib.last_error()}")
+            detail = "; ".join(f"{d.name}: {d.error}" for d in self._devices if d.error)
+            raise UserError(
+                f"nnvm_run failed: {self.lib.last_error()}" + (f" ({detail})" if detail else "")
+            )
 
     def get_num_outputs(self) -> int:
         return len(self._outputs)
@@ -227,6 +242,16 @@ class DebugGraphModule(GraphModule):
         return self._arena[ref.offset : ref.offset + nbytes].view(info.dtype).reshape(info.shape)
 
     def _kernel(self, node: Node):
+        if node.device:
+            runtime = self._devices[self.graph.devices.index(node.device)].runtime
+            ins_n = len(node.inputs)
+
+            def on_device(*addresses: int) -> None:
+                ins, outs = self._args(node)
+                assert len(addresses) == ins_n + len(outs)
+                run_on_device(runtime, node.kernel, ins, outs)
+
+            return on_device
         if node.kernel not in self._kernels:
             self._kernels[node.kernel] = self.lib.get_function(
                 node.kernel, len(node.inputs) + len(node.outputs)

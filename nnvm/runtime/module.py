@@ -35,6 +35,9 @@ class Module:
             lib.nnvm_model_hash.restype = ctypes.c_char_p
             lib.nnvm_target.restype = ctypes.c_char_p
             lib.nnvm_abi_version.restype = ctypes.c_int
+            if hasattr(lib, "nnvm_bind_device"):  # ABI 2: heterogeneous models
+                lib.nnvm_bind_device.restype = ctypes.c_int
+                lib.nnvm_bind_device.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
         except AttributeError:
             raise UserError(f"{self.path} is not an nnvm model library (no nnvm_create)") from None
 
@@ -70,6 +73,15 @@ class Module:
     def sync_threads(self) -> None:
         """Hand `nnvm.get_num_threads()` to the library's parallel loops."""
         self._shared.sync_threads()
+
+    def blob(self, kernel: str) -> bytes:
+        """A device kernel's program, embedded in the library by build()."""
+        try:
+            size = ctypes.c_ulong.in_dll(self.lib, f"nnvm_blob_{kernel}_size").value
+            data = (ctypes.c_ubyte * size).in_dll(self.lib, f"nnvm_blob_{kernel}")
+        except ValueError:
+            raise UserError(f"the library holds no device program for {kernel!r}") from None
+        return bytes(data)
 
     def get_function(self, name: str, num_args: int):
         """An exported kernel with the kernel ABI: `f(ptr0, ptr1, ...)` (pointers as ints)."""

@@ -216,7 +216,7 @@ class DevicePlan:
                 cond = "first && " if ref.kind in ("param", "constant") else ""
                 out.append(
                     f"    if ({cond}{api}->copy_to_device({api}->ctx, dbuf[{buf}], {args[i]}, "
-                    f"{info.nbytes})) return nnvm_graph_device_failed(\"copy to device\", "
+                    f'{info.nbytes})) return nnvm_graph_device_failed("copy to device", '
                     f"{name}, {dev});"
                 )
         for j in range(len(node.outputs)):
@@ -224,13 +224,13 @@ class DevicePlan:
         out.append(f"    const uint64_t args[] = {{{', '.join(handles)}}};")
         out.append(
             f"    if ({api}->launch({api}->ctx, {name}, args, {len(handles)})) "
-            f"return nnvm_graph_device_failed(\"launch\", {name}, {dev});"
+            f'return nnvm_graph_device_failed("launch", {name}, {dev});'
         )
         for j, info in enumerate(node.output_info):
             out.append(
                 f"    if ({api}->copy_from_device({api}->ctx, {args[n_in + j]}, "
                 f"dbuf[{self.outputs[(k, j)]}], {info.nbytes})) return "
-                f"nnvm_graph_device_failed(\"copy from device\", {name}, {dev});"
+                f'nnvm_graph_device_failed("copy from device", {name}, {dev});'
             )
         out.append("  }")
         return out
