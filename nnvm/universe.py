@@ -36,4 +36,5 @@ NNVM_PLUGIN = Plugin(
         ),
     },
     targets={"llvm": lazy_attr("nnvm.targets.cpu.target", "CPUTarget")},
+    llvm_conversions={"convert-parallel-to-gomp": "loops"},
 )

@@ -1,8 +1,8 @@
-"""convert-to-llvm: the whole CPU lowering, affine/scf/arith/math/memref/vector/func -> llvm.
+"""convert-to-llvm: loops and ops to the llvm dialect, gathering the conversions plugins register
+(Plugin.llvm_conversions, as MLIR dialects register ConvertToLLVM patterns):
 
-    convert-affine-to-scf, convert-parallel-to-gomp, convert-scf-to-cf (xDSL),
-    convert-math-to-llvm, convert-vector-to-llvm, convert-memref-to-llvm,
-    convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,
+    convert-affine-to-scf, [stage 'loops': e.g. convert-parallel-to-gomp], convert-scf-to-cf
+    (xDSL), convert-math/vector/memref/arith/func/cf-to-llvm, [stage 'ops'],
     reconcile-unrealized-casts (xDSL)
 
 The result is pure llvm dialect (checked: anything left over is a user error naming the ops),
@@ -27,7 +27,15 @@ from nnvm.lowering.to_llvm.convert_func_to_llvm import ConvertFuncToLLVM
 from nnvm.lowering.to_llvm.convert_math_to_llvm import ConvertMathToLLVM
 from nnvm.lowering.to_llvm.convert_memref_to_llvm import ConvertMemRefToLLVM
 from nnvm.lowering.to_llvm.convert_vector_to_llvm import ConvertVectorToLLVM
-from nnvm.targets.cpu.convert_parallel_to_gomp import ConvertParallelToGomp
+from nnvm.support.plugins import registry
+
+
+def registered_conversions(stage: str) -> list[ModulePass]:
+    """The plugins' conversions of one stage (nnvm's own CPU target registers libgomp's)."""
+    reg = registry()
+    return [
+        reg.passes[name][0]()() for name, (st, _) in reg.llvm_conversions.items() if st == stage
+    ]
 
 
 def leftover_ops(module: ModuleOp) -> list[str]:
@@ -51,7 +59,7 @@ class ConvertToLLVM(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: list[ModulePass] = [
             ConvertAffineToScf(),
-            ConvertParallelToGomp(),
+            *registered_conversions("loops"),
             ConvertScfToCf(),
             ConvertMathToLLVM(approximate=self.approximate_math),
             ConvertVectorToLLVM(),
@@ -59,6 +67,7 @@ class ConvertToLLVM(ModulePass):
             ConvertArithToLLVM(),
             ConvertFuncToLLVM(),
             ConvertCfToLLVM(),
+            *registered_conversions("ops"),
             ReconcileUnrealizedCastsPass(),
         ]
         for p in passes:

@@ -28,6 +28,8 @@ PLUGIN_API_VERSION = 1
 """Bumped when Plugin, Target or DeviceRuntime change incompatibly."""
 
 PLUGIN_GROUP = "nnvm.plugins"
+STAGES = ("loops", "ops")
+"""The convert-to-llvm stages a plugin's LLVM conversion may join."""
 UNIVERSE_GROUP = "xdsl.universe"
 
 
@@ -60,6 +62,10 @@ class Plugin:
     targets: dict[str, TargetFactory] = field(default_factory=dict)
     onnx_converters: dict[str, ConverterFactory] = field(default_factory=dict)
     """ONNX op type -> factory of a converter `fn(builder, node, inputs) -> list[SSAValue]`."""
+    llvm_conversions: dict[str, str] = field(default_factory=dict)
+    """Pass name -> the convert-to-llvm stage it joins: 'loops' (after affine -> scf, before
+    scf -> cf: e.g. parallel loops to a thread runtime) or 'ops' (beside the dialect
+    conversions), as MLIR dialects register ConvertToLLVM patterns."""
 
 
 @dataclass
@@ -70,9 +76,14 @@ class Registry:
     passes: dict[str, tuple[PassFactory, str]] = field(default_factory=dict)
     targets: dict[str, tuple[TargetFactory, str]] = field(default_factory=dict)
     onnx_converters: dict[str, tuple[ConverterFactory, str]] = field(default_factory=dict)
+    llvm_conversions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def add(self, contribution: Any, source: str) -> None:
         """Merge a Plugin or an xDSL Universe; clashes name both sources."""
+        if isinstance(contribution, Plugin):
+            bad = {k: v for k, v in contribution.llvm_conversions.items() if v not in STAGES}
+            if bad:
+                raise UserError(f"plugin {source}: LLVM conversion stages {bad} not in {STAGES}")
         from xdsl.universe import Universe
 
         if isinstance(contribution, Universe):
@@ -88,6 +99,7 @@ class Registry:
                 "pass": contribution.passes,
                 "target": contribution.targets,
                 "ONNX converter": contribution.onnx_converters,
+                "LLVM conversion": contribution.llvm_conversions,
             }
         else:
             raise UserError(
@@ -99,6 +111,7 @@ class Registry:
             "pass": self.passes,
             "target": self.targets,
             "ONNX converter": self.onnx_converters,
+            "LLVM conversion": self.llvm_conversions,
         }
         for what, items in parts.items():
             table = tables[what]
@@ -134,11 +147,10 @@ def _installed() -> Registry:
     for contribution, source in _entry_point_contributions(PLUGIN_GROUP):
         reg.add(contribution, source)
     if not any(src.startswith("'nnvm'") for _, src in reg.targets.values()):
-        # a source checkout run without being installed: nnvm's own plugin by hand
-        from nnvm.universe import NNVM_PLUGIN, NNVM_UNIVERSE
-
-        reg.add(NNVM_UNIVERSE, "'nnvm' (nnvm.universe, built in)")
-        reg.add(NNVM_PLUGIN, "'nnvm' (nnvm.universe, built in)")
+        # installed without entry points (a copied tree): nnvm's own plugin, found by name
+        own = importlib.import_module("nnvm.universe")
+        reg.add(own.NNVM_UNIVERSE, "'nnvm' (nnvm.universe, built in)")
+        reg.add(own.NNVM_PLUGIN, "'nnvm' (nnvm.universe, built in)")
     return reg
 
 
@@ -148,7 +160,11 @@ def registry() -> Registry:
     if not _loaded_modules:
         return base
     reg = Registry(
-        dict(base.dialects), dict(base.passes), dict(base.targets), dict(base.onnx_converters)
+        dict(base.dialects),
+        dict(base.passes),
+        dict(base.targets),
+        dict(base.onnx_converters),
+        dict(base.llvm_conversions),
     )
     for contribution, source in _loaded_modules:
         reg.add(contribution, source)

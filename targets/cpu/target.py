@@ -125,19 +125,15 @@ class CPUTarget(Target):
 
     def kernel_passes(self) -> list[Any]:
         from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops
-        from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
         from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
         from nnvm.lowering.to_te.lower_to_te import LowerToTE
         from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
-        from nnvm.targets.cpu.convert_parallel_to_gomp import ConvertParallelToGomp
 
         return [
             LowerToTE(),
             ApplyDefaultSchedulePass(target=self),
             LowerTEToLoops(target=self),
-            ConvertAffineToScf(),
-            ConvertParallelToGomp(),
-            ConvertToLLVM(),
+            ConvertToLLVM(),  # with libgomp's parallel loops, registered by nnvm.universe
         ]
 
     def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:

@@ -160,8 +160,6 @@ def test_dump_ir_writes_every_stage(tmp_path: Path) -> None:
         "lower-to-te.mlir",
         "apply-default-schedule.mlir",
         "lower-te-to-loops.mlir",
-        "convert-affine-to-scf.mlir",
-        "convert-parallel-to-gomp.mlir",
         "convert-to-llvm.mlir",
     ]
 

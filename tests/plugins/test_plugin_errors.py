@@ -1,0 +1,97 @@
+"""Bad plugins are UserErrors that name their source: one that fails to import, a name defined
+twice, a plugin for another API version, a module that holds no plugin; a plugin module loaded
+by path contributes its target."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nnvm.support.errors import UserError
+from nnvm.support.plugins import PLUGIN_API_VERSION, load_plugin_module, registry
+from nnvm.support.target import parse_target
+
+PLUGIN_HEAD = "from nnvm.support.plugins import Plugin, lazy_pass\n"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return path
+
+
+def test_plugin_by_path_adds_a_target(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "mydev",
+        "from nnvm.support.plugins import Plugin\n"
+        "from nnvm.testing.host_device import HostDeviceTarget\n"
+        "class MyDev(HostDeviceTarget):\n"
+        "    kind = 'mydev'\n"
+        f"PLUGIN = Plugin(api_version={PLUGIN_API_VERSION}, targets={{'mydev': lambda: MyDev}})\n",
+    )
+    load_plugin_module(str(path))
+    assert "mydev" in registry().targets
+    assert parse_target("mydev -accept=dense").kind == "mydev"
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (
+            "raise ImportError('no such hardware')",
+            "failed to import: ImportError: no such hardware",
+        ),
+        ("X = 1", "defines no nnvm Plugin or xDSL Universe"),
+        (
+            PLUGIN_HEAD + "P = Plugin(api_version=99)",
+            f"written for nnvm plugin API version 99; this nnvm speaks version {PLUGIN_API_VERSION}",
+        ),
+        (
+            PLUGIN_HEAD + f"P = Plugin(api_version={PLUGIN_API_VERSION}, "
+            "passes={'fuse': lazy_pass('nnvm.passes.fuse', 'FuseOpsPass')})",
+            "pass 'fuse' is defined twice: by 'nnvm'",
+        ),
+        (
+            PLUGIN_HEAD + f"P = Plugin(api_version={PLUGIN_API_VERSION}, "
+            "llvm_conversions={'cse': 'sometime'})",
+            "LLVM conversion stages",
+        ),
+    ],
+)
+def test_bad_plugins_are_user_errors(tmp_path: Path, body: str, message: str) -> None:
+    path = _write(tmp_path, "bad", body + "\n")
+    before = set(registry().passes)
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_plugin_module(str(path))
+    assert set(registry().passes) == before, "a refused plugin registers nothing"
+
+
+def test_missing_plugin_module_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="no_such_plugin_module"):
+        load_plugin_module("no_such_plugin_module")
+
+
+def test_broken_installed_plugin_is_a_located_cli_error(tmp_path: Path) -> None:
+    """An installed entry point whose module does not import: nnvm-opt exits 1, naming it."""
+    dist = tmp_path / "broken_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[nnvm.plugins]\nbroken = broken_plugin_mod:PLUGIN\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "nnvm.tools.opt", "--list-passes"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "plugin 'broken' (broken_plugin_mod:PLUGIN, entry point nnvm.plugins) failed to import"
+        in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
