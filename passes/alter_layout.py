@@ -49,7 +49,7 @@ from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
-from nnvm.dialects.nnvm.nn import PANEL, BiasAddOp, DenseOp, MatmulOp, should_pack
+from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp, should_pack
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.rnn import LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
@@ -57,6 +57,7 @@ from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp,
 from nnvm.passes.graph_utils import erase_if_dead, is_constant_like, rebuild
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.pass_statistics import record_statistic
+from nnvm.support.target import parse_target
 
 _BLOCKED_NCHW = re.compile(r"NCHW(\d+)c")
 
@@ -216,6 +217,7 @@ class DenseToMatmul(RewritePattern):
     A single row (GEMV) stays a dense, whose dot products read both operands contiguously."""
 
     stats: _Stats
+    panel: int
     min_rows: int = 4
 
     @op_type_rewrite_pattern
@@ -231,7 +233,7 @@ class DenseToMatmul(RewritePattern):
             return
         unflatten = _unflattened(op)
         lhs = unflatten[0].input if unflatten is not None else x
-        weight_ops, weight, panel = _matmul_weight(w, shape_of(lhs)[-2])
+        weight_ops, weight, panel = _matmul_weight(w, shape_of(lhs)[-2], self.panel)
         mm = MatmulOp.make(lhs, weight, rhs_panel=panel)
         if unflatten is not None:
             # reshape([b.., m, k] -> [b..m, k]) . dense . reshape(-> [b.., m, n]): one batched
@@ -247,17 +249,17 @@ class DenseToMatmul(RewritePattern):
         self.stats.dense_to_matmul += 1
 
 
-def _matmul_weight(w: SSAValue, rows: int) -> tuple[list[Operation], SSAValue, int]:
+def _matmul_weight(w: SSAValue, rows: int, panel: int) -> tuple[list[Operation], SSAValue, int]:
     """The matmul operand for a constant dense weight [N, K]: its transpose [K, N], or, when
     the product is big enough to pack, the [N/P, K, P] column panels the matmul's register
     tiles stream (packed once here, by fold-constants, instead of on every call)."""
     n, k = shape_of(w)
-    if should_pack(rows, k, n):
-        panels = ReshapeOp.make(w, shape=[n // PANEL, PANEL, k])
+    if should_pack(rows, k, n, panel):
+        panels = ReshapeOp.make(w, shape=[n // panel, panel, k])
         packed = TransposeOp.make(panels.results[0], perm=[0, 2, 1])
         if w.name_hint:
             packed.results[0].name_hint = f"{w.name_hint}_panels"
-        return [panels, packed], packed.results[0], PANEL
+        return [panels, packed], packed.results[0], panel
     wt = TransposeOp.make(w, perm=[1, 0])
     if w.name_hint:
         wt.results[0].name_hint = f"{w.name_hint}_KN"
@@ -500,14 +502,19 @@ class AlterLayoutPass(ModulePass):
     """The channel block: 8 f32 lanes fill one AVX2 vector, 16 one AVX-512 vector (the most;
     `conv_block` may pick a smaller one for a conv whose channels it does not divide)."""
 
+    panel: int | None = None
+    """Column-panel width for constant matmul weights (0: keep them [K, N]); None: the host
+    target's (Capabilities.panel)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise DiagnosticError(None, f"alter-layout: block must be >= 1, got {self.block}")
         stats = _Stats()
+        panel = self.panel if self.panel is not None else parse_target(None).capabilities.panel
         patterns: list[RewritePattern] = [
             ComposeLayoutTransforms(stats),
             BlockConv2D(self.block, stats),
-            DenseToMatmul(stats),
+            DenseToMatmul(stats, panel),
             LSTMWeightsKN(stats),
             SinkThroughUnary(stats),
             SinkThroughBinary(stats),

@@ -181,14 +181,15 @@ class MatmulOp(NNVMOp):
         nb = len(shape) - int(a2) - int(c2)
         k = a.shape[-1]
         n = shape[-1] if shape else 1  # 1-D x 1-D is a scalar
-        packed, width = (c, panel) if panel else (None, PANEL)
-        if packed is None and a2 and c.ndim == 2 and should_pack(a.shape[-2], k, n):
-            # pack the second operand into [N/PANEL][K][PANEL] column panels: the register
-            # tiles then stream it contiguously instead of with a row stride (a constant
-            # weight comes packed already: rhs_panel)
+        width = panel or b.panel
+        packed = c if panel else None
+        if packed is None and a2 and c.ndim == 2 and should_pack(a.shape[-2], k, n, width):
+            # pack the second operand into [N/P][K][P] column panels of the target's width P:
+            # the register tiles then stream it contiguously instead of with a row stride (a
+            # constant weight comes packed already: rhs_panel)
             packed = b.compute(
-                (n // PANEL, k, PANEL),
-                lambda jo, kk, ji: c[kk, jo * PANEL + ji],
+                (n // width, k, width),
+                lambda jo, kk, ji: c[kk, jo * width + ji],
                 name="pack",
                 template="pack",
             )
@@ -211,14 +212,11 @@ class MatmulOp(NNVMOp):
         ]
 
 
-PANEL = 32
-"""Column-panel width of a packed matmul operand (two AVX-512 or four AVX2 f32 vectors)."""
-
-
-def should_pack(rows: int, k: int, n: int) -> bool:
-    """Is a [K, N] right operand worth packing into column panels for `rows` rows of the left
-    one (the register tiles then stream it contiguously instead of with a row stride)?"""
-    return n % PANEL == 0 and k >= PANEL and rows >= PANEL
+def should_pack(rows: int, k: int, n: int, panel: int) -> bool:
+    """Is a [K, N] right operand worth packing into column panels of width `panel` (the
+    target's; 0: never) for `rows` rows of the left one (the register tiles then stream it
+    contiguously instead of with a row stride)?"""
+    return panel > 0 and n % panel == 0 and k >= panel and rows >= panel
 
 
 def unpack_panels(packed: np.ndarray) -> np.ndarray:

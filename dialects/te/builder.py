@@ -286,6 +286,8 @@ class KernelBuilder:
     block: Block
     prefix: str = ""
     taken: set[str] = field(default_factory=set)
+    panel: int = 0
+    """The target's matmul column-panel width (Capabilities.panel; 0: do not pack)."""
 
     def unique(self, name: str) -> str:
         """`<op>` for an op's main compute, `<op>.<name>` for its helpers (e.g. conv2d.pad)."""

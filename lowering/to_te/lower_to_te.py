@@ -21,6 +21,7 @@ from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.dialects.te.builder import KernelBuilder, TensorRef
 from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.target import Target, parse_target
 
 
 def is_graph_kernel(fn: func.FuncOp) -> bool:
@@ -32,12 +33,12 @@ def is_graph_kernel(fn: func.FuncOp) -> bool:
     return bool(body) and all(isinstance(op, NNVMOp) and not isinstance(op, ParamOp) for op in body)
 
 
-def lower_function(fn: func.FuncOp) -> None:
+def lower_function(fn: func.FuncOp, panel: int = 0) -> None:
     old = fn.body.block
     block = Block(arg_types=[a.type for a in old.args])
     for new, arg in zip(block.args, old.args, strict=True):
         new.name_hint = arg.name_hint
-    builder = KernelBuilder(block)
+    builder = KernelBuilder(block, panel=panel)
     env: dict[SSAValue, TensorRef] = {
         a: TensorRef(n) for a, n in zip(old.args, block.args, strict=True)
     }
@@ -75,7 +76,11 @@ class LowerToTE(ModulePass):
 
     name = "lower-to-te"
 
+    target: str | Target | None = None
+    """The target (object or target string; default: the host): its matmul panel width."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        panel = parse_target(self.target).capabilities.panel
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and is_graph_kernel(fn):
-                lower_function(fn)
+                lower_function(fn, panel)

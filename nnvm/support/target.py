@@ -36,6 +36,9 @@ class Capabilities:
     """te.tensorize (hardware intrinsics) is legal."""
     memory_scopes: tuple[str, ...] = ("global",)
     """Where buffers may live (cache_read/cache_write scopes)."""
+    panel: int = 0
+    """Column-panel width its matmul register tiles stream a packed right operand in (0: the
+    target does not pack)."""
 
 
 class DeviceRuntime(ABC):

@@ -46,6 +46,10 @@ CPU_LEVEL_FEATURES: dict[str, tuple[str, ...]] = {
 }
 
 
+MATMUL_PANEL = 32
+"""Column-panel width of a packed matmul operand (two AVX-512 or four AVX2 f32 vectors)."""
+
+
 @cache
 def initialize() -> None:
     """Register LLVM's native target once (llvm.initialize() itself raises in llvmlite 0.50)."""
@@ -116,11 +120,11 @@ class CPUTarget(Target):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities("cpu", vector_bits=self.vector_bits, threads=True)
+        return Capabilities("cpu", vector_bits=self.vector_bits, threads=True, panel=MATMUL_PANEL)
 
     def pass_options(self, pass_name: str) -> dict[str, Any]:
         if pass_name == "alter-layout":  # NCHWc channel blocks of one f32 vector
-            return {"block": max(self.vector_bits // 32, 1)}
+            return {"block": max(self.vector_bits // 32, 1), "panel": MATMUL_PANEL}
         return {}
 
     def kernel_passes(self) -> list[Any]:
@@ -130,7 +134,7 @@ class CPUTarget(Target):
         from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
 
         return [
-            LowerToTE(),
+            LowerToTE(target=self),
             ApplyDefaultSchedulePass(target=self),
             LowerTEToLoops(target=self),
             ConvertToLLVM(),  # with libgomp's parallel loops, registered by nnvm.universe

@@ -95,3 +95,65 @@ def test_broken_installed_plugin_is_a_located_cli_error(tmp_path: Path) -> None:
         in proc.stderr
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_plugin_onnx_converter_for_a_custom_domain(tmp_path: Path) -> None:
+    """A plugin adds a converter for an op of its own domain; the model then imports and runs."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    from nnvm.frontend import from_onnx
+    from nnvm.reference import run_reference
+
+    path = _write(
+        tmp_path,
+        "double_plugin",
+        "from nnvm.frontend.onnx.registry import Converter\n"
+        "from nnvm.support.plugins import Plugin\n"
+        "def double(ctx):\n"
+        "    x = ctx.required(0)\n"
+        "    return [ctx.emit('nnvm.add', x, x)]\n"
+        f"PLUGIN = Plugin(api_version={PLUGIN_API_VERSION}, onnx_converters="
+        "{'com.example.Double': lambda: Converter('Double', double, frozenset(), 1)})\n",
+    )
+    node = helper.make_node("Double", ["x"], ["y"], domain="com.example")
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.example", 1)]
+    )
+    with pytest.raises(UserError, match="com.example.Double"):
+        from_onnx(onnx.load_from_string(model.SerializeToString()))
+    load_plugin_module(str(path))
+    module, params = from_onnx(model)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = run_reference(module, params, [x])
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_plugin_cannot_replace_a_builtin_converter(tmp_path: Path) -> None:
+    from nnvm.frontend import from_onnx
+    from nnvm.testing import onnx_models
+
+    path = _write(
+        tmp_path,
+        "relu_plugin",
+        "from nnvm.support.plugins import Plugin\n"
+        f"PLUGIN = Plugin(api_version={PLUGIN_API_VERSION}, onnx_converters="
+        "{'Relu': lambda: None})\n",
+    )
+    load_plugin_module(str(path))
+    try:
+        with pytest.raises(UserError, match="ONNX converter 'Relu' is defined twice"):
+            from_onnx(onnx_models.mlp())
+    finally:
+        from nnvm.support import plugins
+
+        plugins._loaded_modules[:] = [
+            m for m in plugins._loaded_modules if "relu_plugin" not in m[1]
+        ]

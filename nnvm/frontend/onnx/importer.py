@@ -32,12 +32,38 @@ from nnvm.frontend.onnx.builder import (
     Unsupported,
     Value,
 )
-from nnvm.frontend.onnx.registry import CONVERTERS, NodeContext
+from nnvm.frontend.onnx.registry import CONVERTERS, Converter, NodeContext
 from nnvm.support.errors import UserError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 ShapeArg = Mapping[str, Sequence[int]]
+
+
+def _converter_key(node: onnx.NodeProto) -> str:
+    """Converters are keyed by op type; ops of another domain by 'domain.OpType'."""
+    return node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+
+
+def converters() -> dict[str, Converter]:
+    """The built-in converters and the plugins' (Plugin.onnx_converters); a plugin may add op
+    types and domains, not replace a built-in converter."""
+    from nnvm.support.plugins import registry
+
+    table = dict(CONVERTERS)
+    for key, (factory, source) in registry().onnx_converters.items():
+        if key in CONVERTERS:
+            raise UserError(
+                f"ONNX converter '{key}' is defined twice: by nnvm (built in) and by {source}"
+            )
+        conv = factory()
+        if not isinstance(conv, Converter):
+            raise UserError(
+                f"plugin {source}: the ONNX converter for '{key}' is a {type(conv).__name__}, "
+                "not an nnvm.frontend.onnx.registry.Converter"
+            )
+        table[key] = conv
+    return table
 
 
 class OnnxImportError(UserError):
@@ -179,6 +205,7 @@ class OnnxImporter:
         self.block = Block()
         self.builder = GraphBuilder(self.block)
         self.problems = _Problems()
+        self.converters = converters()
 
     def error(self, message: str) -> UserError:
         return UserError(message, self.where)
@@ -319,13 +346,13 @@ class OnnxImporter:
         for index, node in _topological(nodes, available):
             label = _label(node, index)
             opset = self.opset
-            if node.domain not in DEFAULT_DOMAINS:
+            conv = self.converters.get(_converter_key(node))
+            if conv is None and node.domain not in DEFAULT_DOMAINS:
                 self.problems.add(
                     label, f"{node.domain}.{node.op_type}", opset, "op domain not supported"
                 )
                 self._poison(node)
                 continue
-            conv = CONVERTERS.get(node.op_type)
             if conv is None:
                 self.problems.add(label, node.op_type, opset, "op type not supported")
                 self._poison(node)
