@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,9 @@ EXAMPLE = ROOT / "examples" / "toy_accelerator"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("toyacc-site")
+    source = tmp_path_factory.mktemp("toyacc-source") / "toy_accelerator"
+    # a copy, so setuptools' build/ folder is not left in the checkout
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     proc = subprocess.run(
         [
             sys.executable,
@@ -31,7 +35,7 @@ def site(tmp_path_factory) -> Path:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         capture_output=True,
         text=True,
