@@ -1,6 +1,6 @@
 """Ops that bring values into a graph without operands: weights (`nnvm.param`) and small inline
 constants (`nnvm.constant`). Weights never live in the IR: a param names an entry of the params
-store that travels beside the module (see DESIGN.md, "Params")."""
+store that travels beside the module (see docs/design.md, "Params")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Memref arguments become bare `!llvm.ptr` to the first element of the (static-shaped) buffer, so a
 kernel is `void @name(ptr %in0, ..., ptr %out0, ...)` with no memref descriptors at the boundary
-(DESIGN.md, kernel ABI). Public functions keep external linkage and are what a JIT or a shared
+(docs/design.md, kernel ABI). Public functions keep external linkage and are what a JIT or a shared
 library exports; private functions with a body become internal so LLVM may inline and drop them.
 """
 

@@ -84,7 +84,7 @@ def scalar_align(t: Attribute) -> int:
     """Alignment promised on loads and stores: the scalar's size, never the vector's.
 
     Buffers from numpy are only 16-byte aligned, and vector loads without an explicit small
-    alignment are emitted as `vmovaps`, which faults on them (llvmlite-ceilings.md, pitfall 6).
+    alignment are emitted as `vmovaps`, which faults on them (docs/reference/llvmlite-ceilings.md, pitfall 6).
     """
     return byte_size(element_type(t))
 

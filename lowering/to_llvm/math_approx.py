@@ -1,7 +1,7 @@
 """Vectorizable f32 approximations of exp, log, tanh and erf, emitted as llvm-dialect IR.
 
 LLVM has no vector math library configured here, so `llvm.exp.v8f32` becomes eight scalar
-`expf` calls (llvmlite-ceilings.md: 6.7x slower than a polynomial). These builders emit only
+`expf` calls (docs/reference/llvmlite-ceilings.md: 6.7x slower than a polynomial). These builders emit only
 adds, multiplies, fmuladds, integer bit operations and selects, all of which stay in vector
 registers. They work lane-wise on `f32` and `vector<N x f32>` alike.
 

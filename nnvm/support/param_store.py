@@ -1,4 +1,4 @@
-"""The params store that travels beside a module through the pass manager (DESIGN.md,
+"""The params store that travels beside a module through the pass manager (docs/design.md,
 "Params"): weights stay out of the IR, and passes that rewrite weights read and write here."""
 
 from __future__ import annotations

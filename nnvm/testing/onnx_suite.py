@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-#: The core ops (tier 1 of shared/reference/onnx-backend-suite.md): their node tests are fast tier.
+#: The core ops (tier 1 of docs/reference/onnx-backend-suite.md): their node tests are fast tier.
 CORE_OPS: tuple[str, ...] = (
     "Conv", "Relu", "Add", "Mul", "Sub", "Div", "MatMul", "Gemm", "Reshape", "Transpose",
     "Flatten", "Concat", "Split", "Slice", "Gather", "Shape", "Unsqueeze", "Squeeze", "Expand",

@@ -1,4 +1,4 @@
-/* The C ABI of a library built by nnvm (nnvm.compiler.build + export_library).
+/* The C ABI of a library built by nnvm (nnvm.compiler.build + export_library); docs/c-api.md.
  *
  * A model library runs a whole compiled graph with no Python: load the params file written by
  * nnvm.compiler.save_param_dict into memory, create a model from it, run it on your buffers.

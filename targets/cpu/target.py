@@ -2,7 +2,7 @@
 and the Target seam's CPU side (kernel pipeline, x86 default schedules, link, load).
 
 The default is the host: its CPU name and *all* its features, since llvmlite's default target
-machine is generic x86-64 and lowers `llvm.fma.v8f32` to `fmaf` calls (llvmlite-ceilings.md,
+machine is generic x86-64 and lowers `llvm.fma.v8f32` to `fmaf` calls (docs/reference/llvmlite-ceilings.md,
 pitfall 3). A portable build names a CPU, e.g. `llvm -mcpu=x86-64-v3`, and the features it
 implies are recorded so a library can refuse to load on a host that lacks them.
 """
