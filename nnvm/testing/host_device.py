@@ -3,10 +3,11 @@ and is reached only through the device API (copies in, launch, copies out), so h
 builds and runtimes are tested without a GPU. Load it as a plugin (this module's TESTDEV):
 `load_plugin_module("nnvm.testing.host_device")` or `nnvm-opt --load-pass-plugin=...`.
 
-    testdev [-accept=SUBSTR,...] [-reject=SUBSTR,...]
+    testdev [-accept=SUBSTR,...] [-reject=SUBSTR,...] [-fail=SUBSTR,...]
 
 places the kernels whose name (fused_<ops>_<hash>) contains one of `-accept` (default: all)
-and none of `-reject`."""
+and none of `-reject`; its compiler refuses (UserError) the placed kernels named by `-fail`,
+as a device compiler refuses a kernel it cannot fit."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ class HostDeviceTarget(Target):
     kind: ClassVar[str] = "testdev"
     accept: tuple[str, ...] = ()
     reject: tuple[str, ...] = ()
+    fail: tuple[str, ...] = ()
     host: Any = field(default=None, compare=False)
 
     @classmethod
     def parse(cls, spec: str, options: list[str]) -> HostDeviceTarget:
         accept: tuple[str, ...] = ()
         reject: tuple[str, ...] = ()
+        fail: tuple[str, ...] = ()
         for w in options:
             key, _, value = w.partition("=")
             items = tuple(v for v in value.split(",") if v)
@@ -42,11 +45,13 @@ class HostDeviceTarget(Target):
                 accept = items
             elif key == "-reject":
                 reject = items
+            elif key == "-fail":
+                fail = items
             else:
                 raise UserError(f"unknown testdev option {w!r} in {spec!r}")
         from nnvm.targets.cpu.target import host_target
 
-        return cls(accept, reject, host_target())
+        return cls(accept, reject, fail, host_target())
 
     @property
     def capabilities(self) -> Capabilities:
@@ -59,6 +64,8 @@ class HostDeviceTarget(Target):
             parts.append("-accept=" + ",".join(self.accept))
         if self.reject:
             parts.append("-reject=" + ",".join(self.reject))
+        if self.fail:
+            parts.append("-fail=" + ",".join(self.fail))
         return " ".join(parts)
 
     def accepts(self, fn: Any) -> str | None:
@@ -73,6 +80,8 @@ class HostDeviceTarget(Target):
         return self.host.kernel_passes()
 
     def emit_kernel(self, module: Any, name: str) -> bytes:
+        if any(f in name for f in self.fail):
+            raise UserError(f"testdev cannot fit {name} (-fail)")
         return self.host.emit_kernel(module, name)
 
     def runtime(self, lib: Any) -> DeviceRuntime:

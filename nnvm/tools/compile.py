@@ -122,11 +122,30 @@ def _run_and_time(model, graph, lib, params, repeat: int) -> bool:
     return ok
 
 
+def _on_devices(graph) -> str:
+    counts = {d: sum(n.device == d for n in graph.nodes) for d in graph.devices}
+    return "".join(f" ({k} on {d})" for d, k in counts.items())
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     parser = ArgumentParser(prog="nnvm-compile", description=__doc__.split("\n\n")[0])
     parser.add_argument("model", nargs="?", help="ONNX model (default: a built-in demo model)")
     parser.add_argument("-o", "--output", default="nnvm-out", help="output folder")
-    parser.add_argument("--target", default="llvm", help="e.g. 'llvm -mcpu=x86-64-v3'")
+    parser.add_argument("--target", default="llvm", help="host target, e.g. 'llvm -mcpu=x86-64-v3'")
+    parser.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="a device target for the kernels it accepts, e.g. 'toyacc' (repeatable)",
+    )
+    parser.add_argument(
+        "--load-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE|FILE.py",
+        help="load a plugin (targets, passes, dialects) that is not installed (repeatable)",
+    )
     parser.add_argument(
         "--shape",
         action="append",
@@ -143,6 +162,10 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     from nnvm.compiler import build
     from nnvm.frontend import from_onnx
+    from nnvm.support.plugins import load_plugin_module
+
+    for plugin in args.load_plugin:
+        load_plugin_module(plugin)
 
     model, name = _load_model(args.model)
     start = time.perf_counter()
@@ -151,6 +174,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     graph, lib, params = build(
         module,
         target=args.target,
+        devices=args.device,
         params=params,
         opt_level=args.opt_level,
         dump_ir=args.dump_ir,
@@ -161,7 +185,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     times = lib.build_times
     print(
         f"compiled {name} at O{args.opt_level} in {total_s:.2f} s: {len(graph.nodes)} kernel "
-        f"calls, {len(graph.kernels)} kernels ({times.kernels_cached} from cache), arena "
+        f"calls{_on_devices(graph)}, {len(graph.kernels)} kernels ({times.kernels_cached} from "
+        "cache), arena "
         f"{graph.arena_bytes / 2**20:.2f} MiB (naive {graph.naive_bytes / 2**20:.2f} MiB) "
         f"-> {args.output}/"
     )
