@@ -210,3 +210,11 @@ def test_compile_cli_places_kernels_on_a_device(tmp_path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "(2 on testdev -accept=relu)" in proc.stdout and "OK" in proc.stdout
+
+
+def test_extra_link_libraries_reach_the_linker() -> None:
+    module, params = from_onnx(onnx_models.mlp())
+    graph, lib, _ = build(module, params=params, libraries=["m"])
+    assert lib.model_hash == graph.model_hash
+    with pytest.raises(UserError, match="nnvm_no_such_library"):
+        build(module, params=params, libraries=["nnvm_no_such_library"])
