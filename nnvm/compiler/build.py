@@ -86,10 +86,10 @@ def graph_passes(
         )
 
     def user(point: str) -> list[ModulePass]:
-        items = list(points.get(point, ()))
-        specs = [p for p in items if isinstance(p, str)]
-        built = iter(build_pipeline(specs))
-        return [next(built) if isinstance(p, str) else p for p in items]
+        found: list[ModulePass] = []
+        for item in points.get(point, ()):
+            found += build_pipeline([item]) if isinstance(item, str) else [item]
+        return found
 
     out = user("start")
     for spec in names:
