@@ -23,7 +23,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp
 from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.dialects.te.stages import ScheduleState
-from nnvm.lowering.te_to_loops.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
+from nnvm.lowering.te_to_loops.kernel import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
 
 TE_OPS = (ComputeOp, ConstantOp, ExternOp, ScheduleOp)
 
