@@ -1,4 +1,4 @@
-// RUN: python -c "import numpy as np; from nnvm.params import save_params_file as s; s('%t.params', {'table': np.ones((4, 2), np.float32)})"
+// RUN: python -c "import numpy as np; from nnvm.support.params import save_params_file as s; s('%t.params', {'table': np.ones((4, 2), np.float32)})"
 // RUN: nnvm-opt %s -p fold-constants --params %t.params --verify-diagnostics
 
 // An index out of range in a compile-time computation is reported at the op.

@@ -1,6 +1,6 @@
-// RUN: python -c "import numpy as np; from nnvm.params import save_params_file as s; s('%t.params', {'conv.weight': np.ones((4, 3, 3, 3), np.float32), 'bn.scale': np.full((4, 1, 1, 1), 2, np.float32), 'unused': np.zeros(3, np.float32)})"
+// RUN: python -c "import numpy as np; from nnvm.support.params import save_params_file as s; s('%t.params', {'conv.weight': np.ones((4, 3, 3, 3), np.float32), 'bn.scale': np.full((4, 1, 1, 1), 2, np.float32), 'unused': np.zeros(3, np.float32)})"
 // RUN: nnvm-opt %s -p fold-constants --params %t.params --params-out %t.out.params | filecheck %s
-// RUN: python -c "from nnvm.params import load_params_file as l; p = l('%t.out.params'); print(sorted(p), float(p['conv.weight.mul'].sum()))" | filecheck %s --check-prefix=STORE
+// RUN: python -c "from nnvm.support.params import load_params_file as l; p = l('%t.out.params'); print(sorted(p), float(p['conv.weight.mul'].sum()))" | filecheck %s --check-prefix=STORE
 
 // A weight computed from params becomes a new param named after its source; the params it
 // came from leave the store; small results stay inline.

@@ -1,9 +1,9 @@
 // The opt-level pipelines, runnable by name; weight-changing passes read and write --params.
-// RUN: python -c "import numpy as np; from nnvm.params import save_params_file as s; r = np.random.default_rng(0); s('%t.params', {'w': r.standard_normal((16, 8, 3, 3)).astype(np.float32), 'g': np.ones(16, np.float32), 'b': np.zeros(16, np.float32), 'm': np.zeros(16, np.float32), 'v': np.ones(16, np.float32)})"
+// RUN: python -c "import numpy as np; from nnvm.support.params import save_params_file as s; r = np.random.default_rng(0); s('%t.params', {'w': r.standard_normal((16, 8, 3, 3)).astype(np.float32), 'g': np.ones(16, np.float32), 'b': np.zeros(16, np.float32), 'm': np.zeros(16, np.float32), 'v': np.ones(16, np.float32)})"
 // RUN: nnvm-opt %s -p nnvm-O0 | filecheck %s --check-prefix=O0
 // RUN: nnvm-opt %s -p nnvm-O1 | filecheck %s --check-prefix=O1
 // RUN: nnvm-opt %s -p nnvm-O3 --params %t.params --params-out %t.out.params | filecheck %s --check-prefix=O3
-// RUN: python -c "from nnvm.params import load_params_file as l; p = l('%t.out.params'); print(sorted(p), p[sorted(p)[0]].shape)" | filecheck %s --check-prefix=STORE
+// RUN: python -c "from nnvm.support.params import load_params_file as l; p = l('%t.out.params'); print(sorted(p), p[sorted(p)[0]].shape)" | filecheck %s --check-prefix=STORE
 
 // At O0 nothing changes.
 // O0: nnvm.conv2d
