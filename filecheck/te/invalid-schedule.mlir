@@ -366,17 +366,3 @@ func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   }
   func.return %C : tensor<5x9xf32>
 }
-
-// -----
-
-// Bind needs a GPU target.
-func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
-  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
-  %D = te.compute "D" [i, j] = max(%C[i, j], 0.0) : (tensor<5x9xf32>) -> tensor<5x9xf32>
-  %E = te.compute "E" [i, j] = exp(%D[i, j]) : (tensor<5x9xf32>) -> tensor<5x9xf32>
-  te.schedule {
-    // expected-error @+1 {{te.bind needs a GPU or accelerator target; the CPU lowering cannot apply it}}
-    te.bind "D" i to "blockIdx.x"
-  }
-  func.return %E : tensor<5x9xf32>
-}

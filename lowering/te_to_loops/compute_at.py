@@ -6,7 +6,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, memref
 from xdsl.ir import SSAValue
 
-from nnvm.dialects.te.stages import IterVar, Stage
+from nnvm.dialects.te.stage_tree import IterVar, Stage
 from nnvm.lowering.te_to_loops.bounds import (
     DimRegion,
     Form,

@@ -13,7 +13,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nnvm.dialects.te.ops import ComputeOp
-from nnvm.dialects.te.stages import IterVar, ScheduleState, Stage
+from nnvm.dialects.te.stage_tree import IterVar, Stage
+from nnvm.dialects.te.stages import ScheduleState
 
 INDEX = IndexType()
 BIG = 1 << 40

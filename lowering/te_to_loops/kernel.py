@@ -15,7 +15,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 
 from nnvm.dialects.te.ops import ConstantOp, ExternOp
-from nnvm.dialects.te.stages import ScheduleState, Stage
+from nnvm.dialects.te.stage_tree import Stage
+from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_loops.emitter import ALIGNMENT, Scope, View, hint
 from nnvm.lowering.te_to_loops.loop_nests import LoopNestEmitter
 from nnvm.lowering.te_to_loops.vectorize import NATIVE_BITS, native_lanes

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te import exprs
-from nnvm.dialects.te.stages import IterVar
+from nnvm.dialects.te.stage_tree import IterVar
 from nnvm.lowering.te_to_loops.emitter import Nest, Scope, Val
 from nnvm.lowering.te_to_loops.formulas import FormulaEval
 from nnvm.lowering.te_to_loops.index_math import known_multiple

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from xdsl.dialects import arith, scf
 from xdsl.ir import Block, Region, SSAValue
 
-from nnvm.dialects.te.stages import IterVar, Split, Stage
+from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
 from nnvm.lowering.te_to_loops.compute_at import AttachedRegion, attached_region
 from nnvm.lowering.te_to_loops.emitter import (
     INDEX,

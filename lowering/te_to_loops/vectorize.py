@@ -11,7 +11,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnvm.dialects.te import exprs
-from nnvm.dialects.te.stages import IterVar
+from nnvm.dialects.te.stage_tree import IterVar
 from nnvm.lowering.te_to_loops.emitter import (
     BIG,
     INDEX,
