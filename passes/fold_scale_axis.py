@@ -39,7 +39,8 @@ from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, MulOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp
-from nnvm.dialects.nnvm.transform import BroadcastToOp, ReshapeOp
+from nnvm.dialects.nnvm.repeat import BroadcastToOp
+from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.passes.graph_utils import is_constant_like, rebuild, single_use
 from nnvm.support.pass_statistics import record_statistic
 

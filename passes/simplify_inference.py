@@ -32,8 +32,9 @@ from nnvm.dialects.nnvm.binary import AddOp, MulOp, SubOp
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.elementwise import RsqrtOp
 from nnvm.dialects.nnvm.nn import BatchNormOp
+from nnvm.dialects.nnvm.passthrough import DropoutOp, IdentityOp
+from nnvm.dialects.nnvm.reshape import ExpandDimsOp
 from nnvm.dialects.nnvm.sources import ConstantOp
-from nnvm.dialects.nnvm.transform import DropoutOp, ExpandDimsOp, IdentityOp
 from nnvm.support.pass_statistics import record_statistic
 
 

@@ -33,13 +33,15 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, prop_def
+from xdsl.irdl import IRDLOperation, operand_def, prop_def, result_def, traits_def
 from xdsl.irdl.constraints import VerificationContext
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnvm.dialects.nnvm.dtypes import element_type_of, numpy_dtype_of
+from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 
 if TYPE_CHECKING:
     from nnvm.dialects.te.builder import KernelBuilder, TensorRef
@@ -199,6 +201,14 @@ def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < max(rank, 1):
         raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
+
+
+def unique_axes(axes: Sequence[int], rank: int, what: str) -> list[int]:
+    """Normalized axes, rejecting duplicates (they would silently mean one axis)."""
+    out = [normalize_axis(a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{what} {list(axes)} name an axis twice")
+    return out
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -373,6 +383,15 @@ class NNVMOp(IRDLOperation):
             printer.print_string("}")
         printer.print_string(" : ")
         printer.print_function_type([o.type for o in self.operands], [r.type for r in self.results])
+
+
+class UnaryTransformOp(NNVMOp):
+    """Shared shape of the one-input, one-result data-movement ops: each output element is an
+    input element found by an index computation. Their properties are static and complete."""
+
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.INJECTIVE))
 
 
 def _coerce(value: Attribute, constr: Any) -> Attribute | None:

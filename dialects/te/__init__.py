@@ -1,8 +1,9 @@
 """The tensor-expression dialect `te`: kernels as index formulas, and their schedules as IR.
 
 ops.py holds what a kernel computes (`te.compute`, `te.read`, `te.constant`, `te.extern`),
-schedule.py how (`te.schedule` and its primitives), stages.py what the primitives mean, and
-builder.py the Python side that graph ops use to write their te definitions.
+schedule.py how (`te.schedule` and its primitives), stages.py what the primitives mean (over
+the stage tree of stage_tree.py, one file per primitive family), and builder.py the Python side
+that graph ops use to write their te definitions.
 """
 
 from xdsl.ir import Dialect

@@ -12,7 +12,7 @@ Stages are named by their `te.compute` tag (placeholders by `arg<k>`), axes by n
 primitive that makes new axes or stages names them explicitly, so a schedule is readable,
 diffable and can be written by hand or by a tuner. The primitives are applied in order by
 `lower-te-to-loops` (semantics and diagnostics: stages.py). `bind` and `tensorize` are
-declared for the GPU and accelerator targets; the CPU lowering rejects them.
+declared for the GPU and accelerator targets; the CPU target rejects them.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
-from nnvm.dialects.te.stages import Fuse, IterVar, Split, Stage
+from nnvm.dialects.te.stage_tree import Fuse, IterVar, Split, Stage
 
 Key = Union[IterVar, SSAValue]  # noqa: UP007 - a runtime alias
 

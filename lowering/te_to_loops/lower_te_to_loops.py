@@ -22,7 +22,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.stages import ScheduleState
-from nnvm.lowering.te_to_loops.te_codegen import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
+from nnvm.lowering.te_to_loops.kernel import ALIGNMENT, NATIVE_BITS, KernelGenerator, memref_of
 from nnvm.support.target import Target, parse_target
 
 

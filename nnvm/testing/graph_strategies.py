@@ -24,6 +24,7 @@ from nnvm.dialects.nnvm.binary import (
     SubOp,
     WhereOp,
 )
+from nnvm.dialects.nnvm.concat_split import ConcatOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.elementwise import (
     ClipOp,
@@ -35,10 +36,12 @@ from nnvm.dialects.nnvm.elementwise import (
     TanhOp,
 )
 from nnvm.dialects.nnvm.nn import BatchNormOp, BiasAddOp, DenseOp, MatmulOp, SoftmaxOp
+from nnvm.dialects.nnvm.passthrough import DropoutOp
+from nnvm.dialects.nnvm.permute import TransposeOp
 from nnvm.dialects.nnvm.pooling import GlobalAvgPool2DOp, MaxPool2DOp
 from nnvm.dialects.nnvm.reduce import ReduceSumOp
+from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
-from nnvm.dialects.nnvm.transform import ConcatOp, DropoutOp, ReshapeOp, TransposeOp
 
 UNARY = [ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp]
 BINARY = [AddOp, SubOp, MulOp, MaximumOp, MinimumOp]

@@ -137,7 +137,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="TARGET",
-        help="a device target for the kernels it accepts, e.g. 'toyacc' (repeatable)",
+        help="a device target (a plugin's name) for the kernels it accepts (repeatable)",
     )
     parser.add_argument(
         "--load-plugin",

@@ -10,7 +10,23 @@ import pytest
 from harness import check, op_module, random_inputs
 from xdsl.dialects.builtin import f16, f32, f64, i1, i32, i64
 
-from nnvm.dialects.nnvm import binary, conv, elementwise, nn, pooling, reduce, transform
+from nnvm.dialects.nnvm import (
+    binary,
+    concat_split,
+    conv,
+    elementwise,
+    indexing,
+    nn,
+    pad,
+    passthrough,
+    permute,
+    pooling,
+    reduce,
+    repeat,
+    reshape,
+    resize,
+    scan,
+)
 from nnvm.dialects.nnvm import rnn as nn_rnn
 from nnvm.dialects.nnvm.base import tensor
 from nnvm.dialects.nnvm.sources import ConstantOp
@@ -290,44 +306,44 @@ def test_reduce(cls: type, props: dict[str, Any], elt: Any) -> None:
 
 
 TRANSFORM: list[tuple[type, list[tuple[int, ...]], dict[str, Any]]] = [
-    (transform.ReshapeOp, [(2, 3, 4)], {"shape": (4, 6)}),
-    (transform.ReshapeOp, [(2, 1, 3)], {"shape": (2, 3, 1)}),
-    (transform.FlattenOp, [(2, 3, 4)], {"axis": 2}),
-    (transform.SqueezeOp, [(2, 1, 3, 1)], {"axes": (1, 3)}),
-    (transform.ExpandDimsOp, [(2, 3)], {"axes": (0, 2)}),
-    (transform.TransposeOp, [(2, 3, 4)], {"perm": (2, 0, 1)}),
-    (transform.LayoutTransformOp, [(1, 16, 3, 3)], {"src_layout": "NCHW", "dst_layout": "NCHW8c"}),
+    (reshape.ReshapeOp, [(2, 3, 4)], {"shape": (4, 6)}),
+    (reshape.ReshapeOp, [(2, 1, 3)], {"shape": (2, 3, 1)}),
+    (reshape.FlattenOp, [(2, 3, 4)], {"axis": 2}),
+    (reshape.SqueezeOp, [(2, 1, 3, 1)], {"axes": (1, 3)}),
+    (reshape.ExpandDimsOp, [(2, 3)], {"axes": (0, 2)}),
+    (permute.TransposeOp, [(2, 3, 4)], {"perm": (2, 0, 1)}),
+    (permute.LayoutTransformOp, [(1, 16, 3, 3)], {"src_layout": "NCHW", "dst_layout": "NCHW8c"}),
     (
-        transform.LayoutTransformOp,
+        permute.LayoutTransformOp,
         [(1, 2, 3, 3, 8)],
         {"src_layout": "NCHW8c", "dst_layout": "NCHW4c"},
     ),
     (  # vectors of the source's 4-lane block, not 8 (see _block_lanes)
-        transform.LayoutTransformOp,
+        permute.LayoutTransformOp,
         [(1, 4, 3, 3, 4)],
         {"src_layout": "NCHW4c", "dst_layout": "NCHW8c"},
     ),
-    (transform.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2}),
-    (transform.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}),
-    (transform.SpaceToDepthOp, [(1, 2, 4, 6)], {"blocksize": 2}),
-    (transform.SpaceToDepthOp, [(1, 2, 4, 6)], {"blocksize": 2, "mode": "CRD"}),
-    (transform.ConcatOp, [(2, 3), (2, 1), (2, 4)], {"axis": 1}),
+    (permute.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2}),
+    (permute.DepthToSpaceOp, [(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"}),
+    (permute.SpaceToDepthOp, [(1, 2, 4, 6)], {"blocksize": 2}),
+    (permute.SpaceToDepthOp, [(1, 2, 4, 6)], {"blocksize": 2, "mode": "CRD"}),
+    (concat_split.ConcatOp, [(2, 3), (2, 1), (2, 4)], {"axis": 1}),
     (
-        transform.SliceOp,
+        indexing.SliceOp,
         [(5, 6)],
         {"starts": (1, -1), "ends": (4, 0), "axes": (0, 1), "steps": (2, -2)},
     ),
-    (transform.BroadcastToOp, [(3, 1)], {"shape": (2, 3, 4)}),
-    (transform.TileOp, [(2, 3)], {"repeats": (2, 3)}),
-    (transform.PadOp, [(3, 4)], {"pads": (1, 2, 0, 1), "value": 1.5}),
-    (transform.PadOp, [(3, 4)], {"pads": (2, 1, 1, 3), "mode": "reflect"}),
-    (transform.PadOp, [(3, 4)], {"pads": (1, 2, 2, 1), "mode": "edge"}),
-    (transform.PadOp, [(3, 4)], {"pads": (4, 1, 2, 5), "mode": "wrap"}),
-    (transform.PadOp, [(4, 5)], {"pads": (-1, 2, 1, -2)}),
-    (transform.IdentityOp, [(2, 3)], {}),
-    (transform.DropoutOp, [(2, 3)], {}),
-    (transform.CumSumOp, [(3, 5)], {"axis": 1}),
-    (transform.CumSumOp, [(3, 5)], {"axis": 0, "exclusive": True, "reverse": True}),
+    (repeat.BroadcastToOp, [(3, 1)], {"shape": (2, 3, 4)}),
+    (repeat.TileOp, [(2, 3)], {"repeats": (2, 3)}),
+    (pad.PadOp, [(3, 4)], {"pads": (1, 2, 0, 1), "value": 1.5}),
+    (pad.PadOp, [(3, 4)], {"pads": (2, 1, 1, 3), "mode": "reflect"}),
+    (pad.PadOp, [(3, 4)], {"pads": (1, 2, 2, 1), "mode": "edge"}),
+    (pad.PadOp, [(3, 4)], {"pads": (4, 1, 2, 5), "mode": "wrap"}),
+    (pad.PadOp, [(4, 5)], {"pads": (-1, 2, 1, -2)}),
+    (passthrough.IdentityOp, [(2, 3)], {}),
+    (passthrough.DropoutOp, [(2, 3)], {}),
+    (scan.CumSumOp, [(3, 5)], {"axis": 1}),
+    (scan.CumSumOp, [(3, 5)], {"axis": 0, "exclusive": True, "reverse": True}),
 ]
 
 
@@ -339,17 +355,17 @@ def test_transform(cls: type, shapes: list[tuple[int, ...]], props: dict[str, An
 
 
 def test_split() -> None:
-    check(op_module(transform.SplitOp, [t((2, 7))], axis=1, sizes=(3, 4)))
+    check(op_module(concat_split.SplitOp, [t((2, 7))], axis=1, sizes=(3, 4)))
 
 
 def test_gather() -> None:
-    m = op_module(transform.GatherOp, [t((4, 5)), t((2, 3), i64)], axis=1)
+    m = op_module(indexing.GatherOp, [t((4, 5)), t((2, 3), i64)], axis=1)
     idx = np.array([[0, -1, 2], [4, -5, 1]], np.int64)
     check(m, [random_inputs(m)[0], idx])
 
 
 def test_gather_nd() -> None:
-    m = op_module(transform.GatherNDOp, [t((2, 3, 4)), t((2, 2, 1), i64)], batch_dims=1)
+    m = op_module(indexing.GatherNDOp, [t((2, 3, 4)), t((2, 2, 1), i64)], batch_dims=1)
     idx = np.array([[[0], [2]], [[-1], [1]]], np.int64)
     check(m, [random_inputs(m)[0], idx])
 
@@ -396,7 +412,7 @@ RESIZE: list[dict[str, Any]] = [
     ids=lambda p: f"{p['mode']}-{p.get('coordinate_transformation_mode', 'half_pixel')}",
 )
 def test_resize(props: dict[str, Any]) -> None:
-    check(op_module(transform.ResizeOp, [t((1, 2, 4, 3))], **props), rtol=1e-4, atol=1e-5)
+    check(op_module(resize.ResizeOp, [t((1, 2, 4, 3))], **props), rtol=1e-4, atol=1e-5)
 
 
 def _rnn_inputs(m: Any, seed: int = 0) -> list[np.ndarray]:

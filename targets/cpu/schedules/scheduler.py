@@ -32,13 +32,12 @@ from nnvm.dialects.te.schedule import (
     VectorizeOp,
 )
 from nnvm.dialects.te.stages import ScheduleState
+from nnvm.lowering.te_to_loops.vectorize import MAX_LANES, NATIVE_BITS
 from nnvm.support.diagnostics import DiagnosticError
 
-MAX_LANES = 64
 MIN_PARALLEL_WORK = 1 << 15
 """Elements x reduction extent below which a stage runs on one thread (the fork/join costs
 a few microseconds, and more when the other core is busy)."""
-NATIVE_BITS = 256
 
 
 @dataclass

@@ -1,0 +1,133 @@
+"""The stage tree of a te kernel: each tensor is a stage; a compute stage has loop axes, and the
+relations (split, fuse) that say how its original axes follow from its leaf loops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from nnvm.dialects.te.ops import ComputeOp
+
+
+@dataclass(eq=False)
+class IterVar:
+    """One loop axis of a stage. `extent` is nominal (from the whole tensor); a stage computed
+    at a consumer's loop iterates a smaller region and recomputes extents from its root axes."""
+
+    name: str
+    extent: int
+    reduce: bool
+    annotation: str | None = None
+    annotated_by: Operation | None = None
+
+    def __repr__(self) -> str:
+        return f"IterVar({self.name}:{self.extent}{'r' if self.reduce else ''})"
+
+
+@dataclass(eq=False)
+class Split:
+    """parent = outer * |inner| + inner."""
+
+    parent: IterVar
+    outer: IterVar
+    inner: IterVar
+    factor: int | None
+    nparts: int | None
+
+
+@dataclass(eq=False)
+class Fuse:
+    """outer = fused / |inner|, inner = fused % |inner|."""
+
+    outer: IterVar
+    inner: IterVar
+    fused: IterVar
+
+
+Relation = Split | Fuse
+
+
+def split_extents(parent: int, factor: int | None, nparts: int | None) -> tuple[int, int]:
+    """(outer, inner) extents of a split of an axis of extent `parent`."""
+    if factor is not None:
+        inner = factor
+        return -(-parent // inner), inner
+    assert nparts is not None
+    inner = -(-parent // nparts)
+    return -(-parent // inner) if inner else 0, inner
+
+
+@dataclass(eq=False)
+class Stage:
+    """A tensor of the kernel and how it is computed."""
+
+    name: str
+    value: SSAValue
+    op: Operation | None  # ComputeOp, ExternOp, ConstantOp; None for a placeholder
+    root: list[IterVar] = field(default_factory=list)
+    leaves: list[IterVar] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    attach: str = "root"  # "root" | "inline" | "at"
+    attach_stage: Stage | None = None
+    attach_var: IterVar | None = None
+    attached_by: Operation | None = None
+    is_output: bool = False
+    arg_index: int | None = None
+
+    @property
+    def compute(self) -> ComputeOp | None:
+        return self.op if isinstance(self.op, ComputeOp) else None
+
+    @property
+    def is_placeholder(self) -> bool:
+        return self.op is None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        return tuple(t.get_shape())
+
+    @property
+    def spatial_root(self) -> list[IterVar]:
+        return [v for v in self.root if not v.reduce]
+
+    @property
+    def reduce_root(self) -> list[IterVar]:
+        return [v for v in self.root if v.reduce]
+
+    def all_vars(self) -> list[IterVar]:
+        seen: list[IterVar] = list(self.root)
+        for rel in self.relations:
+            for v in (rel.outer, rel.inner) if isinstance(rel, Split) else (rel.fused,):
+                if v not in seen:
+                    seen.append(v)
+        return seen
+
+    def find(self, name: str) -> IterVar | None:
+        for v in self.all_vars():
+            if v.name == name:
+                return v
+        return None
+
+    def leaf_extents(self, root_extents: dict[IterVar, int] | None = None) -> dict[IterVar, int]:
+        """Extents of every axis, from the root extents (default: the nominal ones)."""
+        ext = {v: (root_extents or {}).get(v, v.extent) for v in self.root}
+        for rel in self.relations:
+            if isinstance(rel, Split):
+                outer, inner = split_extents(ext[rel.parent], rel.factor, rel.nparts)
+                ext[rel.outer], ext[rel.inner] = outer, inner
+            else:
+                ext[rel.fused] = ext[rel.outer] * ext[rel.inner]
+        return ext
+
+
+def placeholder_name(index: int) -> str:
+    return f"arg{index}"
+
+
+def touches_reduce(rel: Relation) -> bool:
+    """Whether a relation rewrites a reduction axis."""
+    return (rel.parent if isinstance(rel, Split) else rel.fused).reduce

@@ -1,0 +1,184 @@
+"""A compute's formula evaluated at the loop indices, demand-driven from its yielded value:
+reads become loads, inlined stages are evaluated where they are read."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, VectorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from nnvm.dialects.te import exprs
+from nnvm.dialects.te.ops import ComputeOp, ReadOp, YieldOp
+from nnvm.lowering.te_to_loops.emitter import NotVectorizable, Scope, Val, discard
+from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
+from nnvm.support.diagnostics import DiagnosticError
+
+
+class FormulaEval:
+    """Evaluates a compute's formula at given indices: demand-driven from the yielded value,
+    so a `select` whose branches read memory becomes an `scf.if` (lazy, as te promises)."""
+
+    def __init__(self, gen: VectorEmitter, compute: ComputeOp, args: list[Val], scope: Scope):
+        self.gen = gen
+        self.compute = compute
+        self.scope = scope
+        self.memo: dict[SSAValue, Val] = dict(zip(compute.block.args, args, strict=True))
+        self._reads: dict[SSAValue, bool] = {}
+
+    def result(self) -> Val:
+        term = self.compute.block.last_op
+        assert isinstance(term, YieldOp)
+        return self.eval(term.value)
+
+    def product_factors(self) -> tuple[Val, Val] | None:
+        """The two factors when the formula is a float product (a sum of products is a
+        chain of fused multiply-adds), else None."""
+        term = self.compute.block.last_op
+        assert isinstance(term, YieldOp)
+        op = term.value.owner
+        if not isinstance(op, arith.MulfOp) or not exprs.is_float_type(op.result.type):
+            return None
+        return self.eval(op.lhs), self.eval(op.rhs)
+
+    def has_reads(self, v: SSAValue) -> bool:
+        if v in self._reads:
+            return self._reads[v]
+        op = v.owner
+        found = False
+        if isinstance(op, Operation) and op.parent_block() is self.compute.block:
+            found = isinstance(op, ReadOp) or any(self.has_reads(o) for o in op.operands)
+        self._reads[v] = found
+        return found
+
+    def eval(self, v: SSAValue) -> Val:
+        if v in self.memo:
+            return self.memo[v]
+        op = v.owner
+        assert isinstance(op, Operation), f"unbound formula value {v}"
+        result = self._eval_op(op)
+        self.memo[v] = result
+        return result
+
+    def _eval_op(self, op: Operation) -> Val:
+        gen = self.gen
+        if isinstance(op, ReadOp):
+            return self.read(op.tensor, [self.eval(i) for i in op.indices])
+        if isinstance(op, arith.ConstantOp):
+            c = exprs.constant_value(op)
+            if isinstance(op.result.type, IndexType) and isinstance(c, int):
+                return gen.cval(c)
+            return Val(gen.add1(op.clone()))
+        if isinstance(op, arith.SelectOp) and (self.has_reads(op.lhs) or self.has_reads(op.rhs)):
+            return self.lazy_select(op)
+        if op.results and isinstance(op.results[0].type, IndexType):
+            return self.index_op(op)
+        operands = [self.eval(o) for o in op.operands]
+        if any(o.kind == "l" for o in operands):
+            raise NotVectorizable
+        return gen.data_op(lambda *xs: _rebuild(op, list(xs)), operands)
+
+    def index_op(self, op: Operation) -> Val:
+        gen = self.gen
+        a = [self.eval(o) for o in op.operands]
+        consts = [gen.const_of(x) for x in a]
+        if isinstance(op, arith.AddiOp):
+            return gen.iadd(a[0], a[1])
+        if isinstance(op, arith.SubiOp):
+            return gen.isub(a[0], a[1])
+        if isinstance(op, arith.MuliOp) and consts[1] is not None:
+            return gen.imul(a[0], consts[1])
+        if isinstance(op, arith.MuliOp) and consts[0] is not None:
+            return gen.imul(a[1], consts[0])
+        if (
+            isinstance(op, arith.FloorDivSIOp | arith.DivSIOp)
+            and consts[1] is not None
+            and consts[1] > 0
+        ):
+            if consts[0] is not None:
+                q = (
+                    consts[0] // consts[1]
+                    if isinstance(op, arith.FloorDivSIOp)
+                    else int(consts[0] / consts[1])
+                )
+                return gen.cval(q)
+            return gen.idiv(a[0], consts[1])
+        if (
+            isinstance(op, arith.RemSIOp)
+            and consts[1] is not None
+            and consts[1] > 0
+            and a[0].kind == "l"
+        ):
+            return gen.irem(a[0], consts[1])
+        if any(x.kind != "u" for x in a):
+            raise NotVectorizable
+        return Val(gen.add1(_rebuild(op, [x.ssa for x in a])))
+
+    def read(self, tensor: SSAValue, idx: list[Val]) -> Val:
+        gen = self.gen
+        stage = gen.state.by_value.get(tensor)
+        if stage is None:
+            raise DiagnosticError(self.compute, "te.read of a tensor that is not a stage")
+        if stage.attach == "inline" and stage.compute is not None:
+            return FormulaEval(gen, stage.compute, idx, self.scope).result()
+        view = self.scope.views.get(stage)
+        if view is None:
+            raise DiagnosticError(
+                self.compute,
+                f"'{self.compute.stage_name}' reads '{stage.name}' where it is not computed "
+                f"(compute '{stage.name}' at a loop that encloses this read)",
+            )
+        buf = [
+            i if off is None else gen.isub(i, Val(off))
+            for i, off in zip(idx, view.offsets, strict=True)
+        ]
+        return gen.load(view.buffer, buf)
+
+    def lazy_select(self, op: arith.SelectOp) -> Val:
+        gen = self.gen
+        cond = self.eval(op.cond)
+        if cond.kind != "u":
+            raise NotVectorizable
+        branches: list[tuple[Block, Val]] = []
+        blocks = [Block(), Block()]
+        try:
+            for v, block in zip((op.lhs, op.rhs), blocks, strict=True):
+                saved = dict(self.memo)
+                with gen.at(block):
+                    branches.append((block, self.eval(v)))
+                self.memo = saved
+            vector_result = any(val.kind == "v" for _, val in branches)
+            results: list[SSAValue] = []
+            for block, val in branches:
+                with gen.at(block):
+                    if val.kind == "l":
+                        raise NotVectorizable
+                    ssa = gen.to_vector(val) if vector_result else val.ssa
+                    results.append(ssa)
+                    gen.add(scf.YieldOp(ssa))
+        except NotVectorizable:
+            # the branches are not in the IR yet: drop their ops' uses of outside values, or
+            # they stay behind as phantom uses that later conversions trip over
+            for block in blocks:
+                discard(block)
+            raise
+        t = results[0].type
+        if_op = scf.IfOp(cond.ssa, [t], Region(branches[0][0]), Region(branches[1][0]))
+        return Val(gen.add1(if_op), "v" if vector_result else "u")
+
+
+def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:
+    """The same op over new operands; scalar result types widen to vectors with them."""
+    lanes = None
+    for o in operands:
+        if isinstance(o.type, VectorType):
+            lanes = o.type.get_shape()[0]
+    types = [
+        VectorType(t, [lanes]) if lanes is not None and not isinstance(t, VectorType) else t
+        for t in op.result_types
+    ]
+    return op.__class__.create(
+        operands=operands,
+        result_types=types,
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )

@@ -1,0 +1,101 @@
+"""Index arithmetic of loop bodies, aware of lanes: an index is uniform or "base + lane", and
+folds constants and known multiples so a tile offset plus a lane index stays aligned."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from nnvm.lowering.te_to_loops.emitter import BIG, Emitter, NotVectorizable, Val
+
+
+def known_multiple(v: SSAValue, depth: int = 4) -> int:
+    """A number the index `v` is known to be a multiple of, from its defining ops (a tile
+    offset `j.o * 32` is a multiple of 32): lets a lane index plus that offset stay aligned."""
+    op = v.owner
+    if depth == 0 or not isinstance(op, Operation):
+        return 1
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        c = abs(int(op.value.value.data))
+        return min(c, BIG) if c else BIG
+    if isinstance(op, arith.MuliOp):
+        a, b = (known_multiple(o, depth - 1) for o in op.operands)
+        return min(a * b, BIG)
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        return math.gcd(*(known_multiple(o, depth - 1) for o in op.operands))
+    return 1
+
+
+class IndexMath(Emitter):
+    """`iadd`, `isub`, `imul`, `idiv`, `irem` of index values; a combination that would make
+    an index depend on the lane in a non-contiguous way raises NotVectorizable."""
+
+    def const_of(self, v: Val) -> int | None:
+        """The value of `v` when it is a uniform index constant."""
+        op = v.ssa.owner
+        if v.kind == "u" and isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return int(op.value.value.data)
+        return None
+
+    def iadd(self, a: Val, b: Val, sign: int = 1) -> Val:
+        if a.kind == "v" or b.kind == "v" or (a.kind == "l" and b.kind == "l"):
+            raise NotVectorizable
+        if sign < 0 and b.kind == "l":
+            raise NotVectorizable
+        if sign < 0 and a.ssa is b.ssa and a.kind == b.kind:
+            return self.cval(0)
+        cb = self.const_of(b)
+        if cb == 0:
+            return a
+        ca = self.const_of(a)
+        if ca == 0 and sign > 0:
+            return b
+        op = arith.AddiOp(a.ssa, b.ssa) if sign > 0 else arith.SubiOp(a.ssa, b.ssa)
+        kind = "l" if "l" in (a.kind, b.kind) else "u"
+        return Val(self.add1(op), kind, math.gcd(a.mult, b.mult))
+
+    def isub(self, a: Val, b: Val) -> Val:
+        return self.iadd(a, b, -1)
+
+    def imul(self, a: Val, c: int) -> Val:
+        if c == 1:
+            return a
+        if a.kind != "u":
+            raise NotVectorizable
+        ca = self.const_of(a)
+        if ca is not None:
+            return self.cval(ca * c)
+        return Val(self.add1(arith.MuliOp(a.ssa, self.index(c))), "u", min(a.mult * abs(c), BIG))
+
+    def idiv(self, a: Val, c: int) -> Val:
+        if c == 1:
+            return a
+        if a.kind == "l":
+            if self.lanes and a.mult % self.lanes == 0 and c % self.lanes == 0:
+                return Val(self.add1(arith.FloorDivSIOp(a.ssa, self.index(c))), "u", 1)
+            raise NotVectorizable
+        if a.kind != "u":
+            raise NotVectorizable
+        ca = self.const_of(a)
+        if ca is not None:
+            return self.cval(ca // c)
+        mult = a.mult // c if a.mult % c == 0 else 1
+        return Val(self.add1(arith.FloorDivSIOp(a.ssa, self.index(c))), "u", max(mult, 1))
+
+    def irem(self, a: Val, c: int) -> Val:
+        if a.kind == "l":
+            if self.lanes and a.mult % self.lanes == 0 and c % self.lanes == 0:
+                r = self.add1(arith.RemSIOp(a.ssa, self.index(c)))
+                return Val(r, "l", math.gcd(a.mult, c))
+            raise NotVectorizable
+        if a.kind != "u":
+            raise NotVectorizable
+        ca = self.const_of(a)
+        if ca is not None:
+            return self.cval(ca % c)
+        if a.mult % c == 0:
+            return self.cval(0)
+        return Val(self.add1(arith.RemSIOp(a.ssa, self.index(c))), "u", math.gcd(a.mult, c))

@@ -1,0 +1,276 @@
+"""Loop nests of a compute stage: its leaf loops outermost first (for, parallel, unrolled or
+vectorized), the original axes recomputed inside them, tails and region boundaries guarded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, scf
+from xdsl.ir import Block, Region, SSAValue
+
+from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
+from nnvm.lowering.te_to_loops.compute_at import AttachedRegion, attached_region
+from nnvm.lowering.te_to_loops.emitter import (
+    INDEX,
+    Constraint,
+    Nest,
+    NotVectorizable,
+    Scope,
+    Val,
+    hint,
+)
+from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update
+from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
+
+
+class LoopNestEmitter(VectorEmitter):
+    """Emits the loop nest of one compute stage, with the stages computed at its loops inside."""
+
+    def emit_compute(self, stage: Stage, scope: Scope, region: AttachedRegion | None) -> None:
+        """The nest of `stage`, over its whole shape or (computed at a consumer) over `region`.
+        A split whose factor does not divide its axis, and a region that may cross the tensor's
+        edge, become constraints: loop bounds where possible, else guards."""
+        compute = stage.compute
+        assert compute is not None
+        spatial = stage.spatial_root
+        actual = {v: (region[d][1] if region else v.extent) for d, v in enumerate(spatial)}
+        ext = stage.leaf_extents(actual)
+        offsets: list[SSAValue | None] = [r[0] for r in region] if region else [None] * len(spatial)
+        constraints: list[Constraint] = []
+        for rel in stage.relations:
+            if isinstance(rel, Split) and ext[rel.outer] * ext[rel.inner] > ext[rel.parent]:
+                constraints.append(Constraint(rel.parent, None, ext[rel.parent]))
+        if region:
+            for d, (off, _, guard) in enumerate(region):
+                if guard:
+                    full = stage.shape[d]
+                    constraints.append(Constraint(spatial[d], off, full))
+                    constraints.append(Constraint(spatial[d], off, full, lower=True))
+        attached: dict[IterVar, list[Stage]] = {}
+        for other in self.state.stages:
+            if other.attach == "at" and other.attach_stage is stage:
+                assert other.attach_var is not None
+                attached.setdefault(other.attach_var, []).append(other)
+        nest = Nest(
+            stage,
+            compute,
+            ext,
+            offsets,
+            constraints,
+            scope.views[stage],
+            compute.element_type,
+            attached,
+        )
+        leaves = list(stage.leaves)
+        first_reduce = next((k for k, v in enumerate(leaves) if v.reduce), None)
+        self.emit_level(nest, scope, leaves, 0, {}, frozenset(), "main", first_reduce)
+
+    def emit_level(
+        self,
+        nest: Nest,
+        scope: Scope,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+        handled: frozenset[int],
+        mode: str,
+        first_reduce: int | None,
+    ) -> None:
+        """The loop of `leaves[k]` and everything inside it ("init" mode: the accumulator's).
+
+        A reduction's accumulator is initialised just outside its first reduction loop, over
+        the spatial loops inside it. A split tail bounds the inner loop by `min(factor, extent -
+        outer * factor)` once its outer value is known; when the loops are ordered so that this
+        is impossible, the body is guarded instead."""
+        if k == len(leaves):
+            if mode == "main":
+                emit_update(self, nest, scope, vals)
+            else:
+                emit_init(self, nest, vals)
+            return
+        leaf = leaves[k]
+        if mode == "main" and first_reduce == k and nest.compute.reduce_kind is not None:
+            init_leaves = [v for v in leaves[k:] if not v.reduce]
+            self.emit_level(nest, scope, init_leaves, 0, dict(vals), handled, "init", None)
+        static = nest.ext[leaf]
+        bounds: list[SSAValue] = []
+        covered: set[int] = set()
+        for c in nest.constraints:
+            if id(c) in handled or c.lower:
+                continue
+            ub = self._upper_bound(nest, c, leaf, vals)
+            if ub is not None:
+                bounds.append(ub)
+                covered.add(id(c))
+        ub_dyn: SSAValue | None = None
+        if bounds:
+            ub_dyn = self.index(static)
+            for b in bounds:
+                ub_dyn = self.add1(arith.MinSIOp(ub_dyn, b))
+        handled2 = handled | covered
+
+        def inner(value: Val, handled_now: frozenset[int] = handled2) -> None:
+            vals2 = dict(vals)
+            vals2[leaf] = value
+            new = [leaf, *self.derive(nest, vals2)]
+            guards = [c for c in nest.constraints if id(c) not in handled_now and c.var in new]
+            handled3 = handled_now | {id(c) for c in guards}
+
+            def rest() -> None:
+                scope2 = scope
+                if mode == "main":
+                    for p in nest.attached.get(leaf, []):
+                        scope2 = self.emit_attached(p, nest, scope2, leaves, k, vals2)
+                self.emit_level(nest, scope2, leaves, k + 1, vals2, handled3, mode, first_reduce)
+
+            self.guarded(guards, vals2, rest)
+
+        ann = leaf.annotation
+        last = k == len(leaves) - 1
+        if static == 1 and ub_dyn is None and ann != "parallel":
+            inner(self.cval(0))
+        elif ann == "vectorize" and last:
+            self.emit_vector_leaf(nest, leaf, static, ub_dyn, vals, handled2, inner)
+        elif ann == "unroll" and ub_dyn is None and static <= 512:
+            for c in range(static):
+                inner(self.cval(c))
+        elif ann == "parallel" and mode == "main" and not scope.in_parallel:
+            self.emit_parallel(
+                leaf,
+                ub_dyn or self.index(static),
+                scope,
+                nest,
+                leaves,
+                k,
+                vals,
+                handled2,
+                first_reduce,
+            )
+        else:
+            self.emit_for(
+                leaf, self.index(0), ub_dyn or self.index(static), 1, lambda iv: inner(Val(iv))
+            )
+
+    def emit_parallel(
+        self,
+        leaf: IterVar,
+        ub: SSAValue,
+        scope: Scope,
+        nest: Nest,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+        handled: frozenset[int],
+        first_reduce: int | None,
+    ) -> None:
+        """`scf.parallel` over `leaf`; stages computed inside it get their buffers in its body,
+        one per thread."""
+        block = Block(arg_types=[INDEX])
+        block.args[0].name_hint = hint(leaf.name)
+        inner_scope = Scope(scope.views, block, True)
+        with self.at(block):
+            vals2 = dict(vals)
+            vals2[leaf] = Val(block.args[0])
+            new = [leaf, *self.derive(nest, vals2)]
+            guards = [c for c in nest.constraints if id(c) not in handled and c.var in new]
+            handled3 = handled | {id(c) for c in guards}
+
+            def rest() -> None:
+                scope2 = inner_scope
+                for p in nest.attached.get(leaf, []):
+                    scope2 = self.emit_attached(p, nest, scope2, leaves, k, vals2)
+                self.emit_level(nest, scope2, leaves, k + 1, vals2, handled3, "main", first_reduce)
+
+            self.guarded(guards, vals2, rest)
+            self.add(scf.ReduceOp())
+        self.add(scf.ParallelOp([self.index(0)], [ub], [self.index(1)], Region(block)))
+
+    def guarded(
+        self, guards: list[Constraint], vals: dict[IterVar, Val], body: Callable[[], None]
+    ) -> None:
+        """`body` under an `scf.if` that checks the constraints, or directly when there are none."""
+        if not guards:
+            body()
+            return
+        cond: SSAValue | None = None
+        for c in guards:
+            v = vals[c.var]
+            if v.kind != "u":
+                raise NotVectorizable
+            x = v.ssa if c.offset is None else self.add1(arith.AddiOp(v.ssa, c.offset))
+            if c.lower:
+                test = self.add1(arith.CmpiOp(x, self.index(0), "sge"))
+            else:
+                test = self.add1(arith.CmpiOp(x, self.index(c.upper), "slt"))
+            cond = test if cond is None else self.add1(arith.AndIOp(cond, test))
+        assert cond is not None
+        block = Block()
+        with self.at(block):
+            body()
+            self.add(scf.YieldOp())
+        self.add(scf.IfOp(cond, [], Region(block)))
+
+    def _upper_bound(
+        self, nest: Nest, c: Constraint, leaf: IterVar, vals: dict[IterVar, Val]
+    ) -> SSAValue | None:
+        """The loop bound that makes constraint c hold, when c only waits for this leaf."""
+        if c.var is leaf:
+            known: SSAValue | None = None
+        else:
+            rel = next(
+                (r for r in nest.stage.relations if isinstance(r, Split) and r.parent is c.var),
+                None,
+            )
+            if rel is None or rel.inner is not leaf or rel.outer not in vals:
+                return None
+            outer = vals[rel.outer]
+            if outer.kind != "u":
+                return None
+            known = self.add1(arith.MuliOp(outer.ssa, self.index(nest.ext[rel.inner])))
+        bound = self.index(c.upper)
+        if c.offset is not None:
+            bound = self.add1(arith.SubiOp(bound, c.offset))
+        if known is not None:
+            bound = self.add1(arith.SubiOp(bound, known))
+        return bound
+
+    def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:
+        """Give values to every axis that follows from the known ones (split: outer * factor +
+        inner; fuse: div and mod); returns the new ones."""
+        new: list[IterVar] = []
+        changed = True
+        while changed:
+            changed = False
+            for rel in nest.stage.relations:
+                if isinstance(rel, Split):
+                    if rel.parent in vals or rel.outer not in vals or rel.inner not in vals:
+                        continue
+                    scaled = self.imul(vals[rel.outer], nest.ext[rel.inner])
+                    vals[rel.parent] = self.iadd(scaled, vals[rel.inner])
+                    new.append(rel.parent)
+                    changed = True
+                else:
+                    if rel.fused not in vals or rel.outer in vals:
+                        continue
+                    f, e = vals[rel.fused], nest.ext[rel.inner]
+                    vals[rel.outer] = self.idiv(f, e)
+                    vals[rel.inner] = self.irem(f, e)
+                    new.extend([rel.outer, rel.inner])
+                    changed = True
+        return new
+
+    def emit_attached(
+        self,
+        producer: Stage,
+        nest: Nest,
+        scope: Scope,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+    ) -> Scope:
+        """Emit `producer` inside the consumer's loop `leaves[k]`; returns the scope in which
+        the consumer reads the producer's local buffer."""
+        region, view = attached_region(self, producer, nest, scope, leaves, k, vals)
+        scope2 = scope.with_view(producer, view)
+        self.emit_compute(producer, scope2, region)
+        return scope2
