@@ -85,11 +85,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-dialects", action="store_true", help="list the registered dialects")
     p.add_argument(
         "--split-input-file",
-        nargs="?",
+        action="store_const",
         const=SPLIT_MARKER,
         default=None,
-        metavar="MARKER",
-        help=f"process chunks separated by '{SPLIT_MARKER}' independently",
+        help=f"process chunks separated by '{SPLIT_MARKER}' independently "
+        "(--split-input-file=MARKER: by another marker line)",
     )
     p.add_argument(
         "--verify-diagnostics",
@@ -125,9 +125,27 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return p
 
 
-# ----------------------------------------------------------------------------------------------
-# Pipelines
-# ----------------------------------------------------------------------------------------------
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with mlir-opt's `--split-input-file`: the bare flag takes no value (so
+    `--split-input-file x.mlir` reads x.mlir), and a custom marker comes only as
+    `--split-input-file=MARKER`, which argparse cannot express for a flag on its own."""
+    parser = build_arg_parser()
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    marker: str | None = None
+    for k, token in enumerate(tokens):
+        if token == "--":
+            break
+        flag, eq, value = token.partition("=")
+        if eq and flag == "--split-input-file":
+            if not value.strip():
+                parser.error("--split-input-file=MARKER needs a non-empty marker")
+            marker = value.strip()
+            tokens[k] = flag
+    args = parser.parse_args(tokens)
+    if marker is not None:
+        args.split_input_file = marker
+    return args
+
 
 # ----------------------------------------------------------------------------------------------
 # Running
@@ -264,7 +282,7 @@ def list_passes(out: io.TextIOBase) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args = build_arg_parser().parse_args(argv)
+    args = parse_args(argv)
     if args.list_passes:
         list_passes(sys.stdout)  # type: ignore[arg-type]
         return 0
