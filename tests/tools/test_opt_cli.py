@@ -174,3 +174,21 @@ def test_split_input_file_with_an_empty_marker_is_a_usage_error(tmp_path, capsys
     err = capsys.readouterr().err
     assert "nnvm-opt: error: --split-input-file=MARKER needs a non-empty marker" in err
     assert "Traceback" not in err
+
+
+def test_opt_level_pipelines_expand_into_their_passes(tmp_path, capsys):
+    """-p nnvm-O3 runs (and prints, and times) each pass of the level, like an mlir-opt
+    pipeline, rather than one opaque pass."""
+    from nnvm.passes.pipelines import PIPELINES
+    from nnvm.registry import build_pipeline
+
+    for level, names in PIPELINES.items():
+        assert [p.name for p in build_pipeline([f"nnvm-O{level}"])] == list(names)
+    assert [p.name for p in build_pipeline(["cse,nnvm-O1,dce"])] == ["cse", *PIPELINES[1], "dce"]
+    code, err, _ = _run_on(
+        tmp_path, VALID, capsys, "-p", "nnvm-O3", "--mlir-print-ir-after-all", "--mlir-timing"
+    )
+    assert code == 0, err
+    dumps = [line for line in err.splitlines() if "IR Dump After" in line]
+    assert [d.split("(")[-1].split(")")[0] for d in dumps] == list(PIPELINES[3])
+    assert "nnvm-O3" not in err
