@@ -68,12 +68,22 @@ def build_pipeline(specs: Sequence[str]) -> list[ModulePass]:
                 )
             cls = available[spec.name]()
             try:
-                passes.append(cls.from_pass_spec(spec))
+                instance = cls.from_pass_spec(spec)
             except BaseException as err:
                 if isinstance(err, KeyboardInterrupt | SystemExit):
                     raise
                 raise UserError(f"bad options for pass '{spec.name}': {one_line(err)}") from None
+            passes.extend(expand_pipeline(instance))
     return passes
+
+
+def expand_pipeline(p: ModulePass) -> list[ModulePass]:
+    """A pass that stands for a pipeline (it has `inner_passes()`, as nnvm-O3) as the passes it
+    runs, recursively; any other pass as itself."""
+    inner = getattr(p, "inner_passes", None)
+    if inner is None:
+        return [p]
+    return [q for sub in inner() for q in expand_pipeline(sub)]
 
 
 def one_line(err: BaseException) -> str:

@@ -42,12 +42,19 @@ def pipeline_passes(opt_level: int) -> list[ModulePass]:
 
 
 class OptLevelPipeline(ModulePass):
-    """Base of the nnvm-O<n> passes: run the graph pipeline of one opt level."""
+    """Base of the nnvm-O<n> passes: run the graph pipeline of one opt level.
+
+    A pipeline builder (nnvm.registry.build_pipeline) replaces it by `inner_passes()`, as
+    mlir-opt expands a registered pipeline, so that timing, statistics and IR printing see each
+    real pass; `apply` runs them all for a caller that holds the pseudo-pass itself."""
 
     LEVEL: ClassVar[int]
 
+    def inner_passes(self) -> list[ModulePass]:
+        return pipeline_passes(self.LEVEL)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in pipeline_passes(self.LEVEL):
+        for p in self.inner_passes():
             p.apply(ctx, op)
 
 

@@ -3,6 +3,7 @@
     nnvm-opt input.mlir --pass fuse -o out.mlir
     nnvm-opt input.mlir -p 'infer-shapes,cse,dce' --mlir-print-ir-after-all
     nnvm-opt tests.mlir --split-input-file --verify-diagnostics
+    nnvm-opt --load-pass-plugin=my_passes.py input.mlir -p my-pass
 
 User errors are printed as `FILE:LINE:COL: error: message` and exit 1 without a traceback or
 an output file; a crash inside a pass is reported as an internal error naming the pass.
@@ -49,6 +50,15 @@ SPLIT_MARKER = "// -----"
 # ----------------------------------------------------------------------------------------------
 
 
+class _PluginAction(argparse.Action):
+    """Collect `--load-pass-plugin` and `--load-dialect-plugin` in command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        items = getattr(namespace, "plugins", None) or []
+        items.append((option_string, str(values)))
+        namespace.plugins = items
+
+
 class _PipelineAction(argparse.Action):
     """Collect `--pass` and `-p` in command-line order into one pipeline text."""
 
@@ -85,11 +95,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-dialects", action="store_true", help="list the registered dialects")
     p.add_argument(
         "--split-input-file",
-        nargs="?",
+        action="store_const",
         const=SPLIT_MARKER,
         default=None,
-        metavar="MARKER",
-        help=f"process chunks separated by '{SPLIT_MARKER}' independently",
+        help=f"process chunks separated by '{SPLIT_MARKER}' independently "
+        "(--split-input-file=MARKER: by another marker line)",
     )
     p.add_argument(
         "--verify-diagnostics",
@@ -119,15 +129,60 @@ def build_arg_parser() -> argparse.ArgumentParser:
         help="verify after every pass (default true)",
     )
     p.add_argument("--disable-verify", action="store_true", help="same as --verify-each=0")
+    for flag, what in (("--load-pass-plugin", "passes"), ("--load-dialect-plugin", "dialects")):
+        p.add_argument(
+            flag,
+            dest="plugins",
+            action=_PluginAction,
+            default=[],
+            metavar="PLUGIN",
+            help=f"load {what} from a module name or a .py file before anything else (repeatable)",
+        )
     p.add_argument("--params", metavar="FILE", help="read the params store from FILE")
     p.add_argument("--params-out", metavar="FILE", help="write the params store to FILE")
     p.add_argument("--version", action="version", version=f"nnvm-opt {__version__}")
     return p
 
 
-# ----------------------------------------------------------------------------------------------
-# Pipelines
-# ----------------------------------------------------------------------------------------------
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, with mlir-opt's `--split-input-file`: the bare flag takes no value (so
+    `--split-input-file x.mlir` reads x.mlir), and a custom marker comes only as
+    `--split-input-file=MARKER`, which argparse cannot express for a flag on its own."""
+    parser = build_arg_parser()
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    marker: str | None = None
+    for k, token in enumerate(tokens):
+        if token == "--":
+            break
+        flag, eq, value = token.partition("=")
+        if eq and flag == "--split-input-file":
+            if not value.strip():
+                parser.error("--split-input-file=MARKER needs a non-empty marker")
+            marker = value.strip()
+            tokens[k] = flag
+    args = parser.parse_args(tokens)
+    if marker is not None:
+        args.split_input_file = marker
+    return args
+
+
+def load_plugins(plugins: Sequence[tuple[str, str]]) -> None:
+    """Import each `--load-pass-plugin` / `--load-dialect-plugin` module, in command-line order,
+    so that its passes and dialects are registered before anything is looked up."""
+    if not plugins:
+        return
+    try:
+        from nnvm.support.plugins import load_plugin_module
+    except ImportError:
+        flag = plugins[0][0]
+        raise UserError(f"{flag}: this nnvm cannot load plugins (no plugin loader)") from None
+    for flag, spec in plugins:
+        try:
+            load_plugin_module(spec)
+        except UserError as err:
+            where = f"{err.location}: " if err.location else ""
+            raise UserError(f"{flag}={spec}: {where}{err.message}") from None
+
 
 # ----------------------------------------------------------------------------------------------
 # Running
@@ -264,7 +319,12 @@ def list_passes(out: io.TextIOBase) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args = build_arg_parser().parse_args(argv)
+    args = parse_args(argv)
+    try:
+        load_plugins(args.plugins)
+    except UserError as err:
+        sys.stderr.write(f"nnvm-opt: {err.format()}\n")
+        return 1
     if args.list_passes:
         list_passes(sys.stdout)  # type: ignore[arg-type]
         return 0

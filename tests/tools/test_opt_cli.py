@@ -120,3 +120,75 @@ def test_console_script_exit_codes(tmp_path):
     )
     assert proc.returncode == 1
     assert "bad.mlir:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+SPLIT = """\
+func.func @first(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+// -----
+func.func @second(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+"""
+
+
+class _NoStdin:
+    def read(self) -> str:
+        raise AssertionError("nnvm-opt read stdin instead of the named file")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--split-input-file", "{src}"],
+        ["{src}", "--split-input-file"],
+        ["--split-input-file", "{src}", "-p", "cse"],
+    ],
+)
+def test_bare_split_input_file_is_a_flag(tmp_path, capsys, monkeypatch, argv):
+    """`--split-input-file FILE` reads FILE (mlir-opt's reading), not stdin with FILE as marker."""
+    src = tmp_path / "in.mlir"
+    src.write_text(SPLIT)
+    monkeypatch.setattr(sys, "stdin", _NoStdin())
+    assert run([a.format(src=src) for a in argv]) == 0
+    out = capsys.readouterr().out
+    first, second = out.split("// -----\n")
+    assert "@first" in first and "@second" in second
+
+
+def test_split_input_file_with_a_custom_marker(tmp_path, capsys):
+    src = tmp_path / "in.mlir"
+    src.write_text(SPLIT.replace("// -----", "// ---"))
+    assert run(["--split-input-file=// ---", str(src)]) == 0
+    first, second = capsys.readouterr().out.split("// ---\n")
+    assert "@first" in first and "@second" in second
+
+
+def test_split_input_file_with_an_empty_marker_is_a_usage_error(tmp_path, capsys):
+    src = tmp_path / "in.mlir"
+    src.write_text(SPLIT)
+    with pytest.raises(SystemExit) as exit_:
+        run(["--split-input-file=", str(src)])
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert "nnvm-opt: error: --split-input-file=MARKER needs a non-empty marker" in err
+    assert "Traceback" not in err
+
+
+def test_opt_level_pipelines_expand_into_their_passes(tmp_path, capsys):
+    """-p nnvm-O3 runs (and prints, and times) each pass of the level, like an mlir-opt
+    pipeline, rather than one opaque pass."""
+    from nnvm.passes.pipelines import PIPELINES
+    from nnvm.registry import build_pipeline
+
+    for level, names in PIPELINES.items():
+        assert [p.name for p in build_pipeline([f"nnvm-O{level}"])] == list(names)
+    assert [p.name for p in build_pipeline(["cse,nnvm-O1,dce"])] == ["cse", *PIPELINES[1], "dce"]
+    code, err, _ = _run_on(
+        tmp_path, VALID, capsys, "-p", "nnvm-O3", "--mlir-print-ir-after-all", "--mlir-timing"
+    )
+    assert code == 0, err
+    dumps = [line for line in err.splitlines() if "IR Dump After" in line]
+    assert [d.split("(")[-1].split(")")[0] for d in dumps] == list(PIPELINES[3])
+    assert "nnvm-O3" not in err
