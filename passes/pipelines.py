@@ -1,4 +1,4 @@
-"""The opt-level pipelines, as NNVM had them: 0 nothing, 1 fuse, 2 adds fold-constants, 3 adds
+"""The opt-level pipelines (the one definition), as NNVM had them: 0 nothing, 1 fuse, 2 adds fold-constants, 3 adds
 simplify-inference, fold-scale-axis and alter-layout, in NNVM's order so that transformed
 weights are precomputed into params before fusion. Every level that fuses also plans memory,
 which the runtime needs. Usable from nnvm-opt as `-p nnvm-O3` (or `nnvm-O0`..`nnvm-O2`)."""
@@ -27,6 +27,20 @@ PIPELINES: dict[int, tuple[str, ...]] = {
         "plan-memory",
     ),
 }
+
+
+RUNTIME_NEEDS = ("fuse{enable=false}", "plan-memory")
+"""What a level that does not fuse still needs for a build: every op a kernel of its own and a
+planned arena (the runtime runs kernels over planned memory)."""
+
+
+def build_passes(opt_level: int) -> list[str]:
+    """The graph passes a build runs at an opt level: the level's pipeline, plus what the runtime
+    needs when the level does not fuse (O0)."""
+    if opt_level not in PIPELINES:
+        raise ValueError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
+    names = list(PIPELINES[opt_level])
+    return names if "fuse" in names else [*names, *RUNTIME_NEEDS]
 
 
 def pipeline_passes(opt_level: int) -> list[ModulePass]:

@@ -53,15 +53,13 @@ class BuildTimes:
 
 
 def graph_pipeline(opt_level: int) -> list[str]:
-    """Graph-level passes of a build: the opt level's pipeline; at O0 every op is still a kernel
-    of its own and memory is still planned, since the runtime needs both."""
-    from nnvm.passes.pipelines import PIPELINES
+    """Graph-level passes of a build (passes/pipelines.py: build_passes)."""
+    from nnvm.passes.pipelines import build_passes
 
-    if opt_level not in PIPELINES:
-        raise UserError(f"opt_level must be 0, 1, 2 or 3, not {opt_level}")
-    if opt_level == 0:
-        return ["fuse{enable=false}", "plan-memory"]
-    return list(PIPELINES[opt_level])
+    try:
+        return build_passes(opt_level)
+    except ValueError as err:
+        raise UserError(str(err)) from None
 
 
 UserPasses = Mapping[str, Sequence["str | ModulePass"]]

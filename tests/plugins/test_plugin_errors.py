@@ -157,3 +157,72 @@ def test_plugin_cannot_replace_a_builtin_converter(tmp_path: Path) -> None:
         plugins._loaded_modules[:] = [
             m for m in plugins._loaded_modules if "relu_plugin" not in m[1]
         ]
+
+
+MINI_PLUGIN = """
+from dataclasses import dataclass
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation, irdl_op_definition
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+@irdl_op_definition
+class NopOp(IRDLOperation):
+    name = "mini.nop"
+    assembly_format = "attr-dict"
+
+@dataclass(frozen=True)
+class MarkPass(ModulePass):
+    name = "mini-mark"
+    def apply(self, ctx, op):
+        op.attributes["mini.seen"] = UnitAttr()
+
+UNIVERSE = Universe(
+    all_dialects={"mini": lambda: Dialect("mini", [NopOp])},
+    all_passes={"mini-mark": lambda: MarkPass},
+)
+"""
+
+
+def _nnvm_opt(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nnvm.tools.opt", *args], input=stdin, capture_output=True, text=True
+    )
+
+
+def test_nnvm_opt_loads_pass_and_dialect_plugins(tmp_path: Path) -> None:
+    path = _write(tmp_path, "mini_plugin", MINI_PLUGIN)
+    source = "func.func @f() {\n  mini.nop\n  func.return\n}\n"
+    unknown = _nnvm_opt("-", stdin=source)
+    assert unknown.returncode == 1 and "mini.nop" in unknown.stderr
+    ran = _nnvm_opt(f"--load-pass-plugin={path}", "-", "-p", "mini-mark", stdin=source)
+    assert ran.returncode == 0, ran.stderr
+    assert "mini.seen" in ran.stdout and "mini.nop" in ran.stdout
+    parsed = _nnvm_opt(f"--load-dialect-plugin={path}", "-", stdin=source)
+    assert parsed.returncode == 0, parsed.stderr
+    listed = _nnvm_opt(f"--load-pass-plugin={path}", "--list-passes")
+    assert "mini-mark" in listed.stdout
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [("missing_plugin.py", "no such file"), ("no_such_plugin_mod", "failed to import")],
+)
+def test_nnvm_opt_bad_plugin_exits_1(tmp_path: Path, spec: str, message: str) -> None:
+    proc = _nnvm_opt(f"--load-pass-plugin={tmp_path / spec if spec.endswith('.py') else spec}")
+    assert proc.returncode == 1, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pass_takes_a_target_string(tmp_path: Path) -> None:
+    """apply-default-schedule{target=...}: a target string a user types, parsed by the seam."""
+    source = Path(__file__).resolve().parents[2] / "filecheck" / "te" / "default-schedule.mlir"
+    text = source.read_text().split("// -----")[0]
+    ok = _nnvm_opt(
+        "-", "-p", 'lower-to-te,apply-default-schedule{target="llvm -mcpu=x86-64-v3"}', stdin=text
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "te.schedule" in ok.stdout
+    bad = _nnvm_opt("-", "-p", 'lower-to-te,apply-default-schedule{target="quantum"}', stdin=text)
+    assert bad.returncode == 1 and "unknown target 'quantum'" in bad.stderr
