@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, memref
 from xdsl.ir import SSAValue
 
+from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.stage_tree import IterVar, Stage
 from nnvm.lowering.te_to_loops.bounds import (
     DimRegion,
@@ -17,6 +20,7 @@ from nnvm.lowering.te_to_loops.bounds import (
 )
 from nnvm.lowering.te_to_loops.emitter import (
     ALIGNMENT,
+    STACK_LIMIT,
     Emitter,
     Nest,
     NotVectorizable,
@@ -72,7 +76,12 @@ def attached_region(
         return region, scope.views[producer]
     elt = producer.value.type.element_type  # type: ignore[attr-defined]
     shape = [r.extent for r in regions]
-    alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape)
+    nbytes = math.prod(shape) * max(element_bits(elt) // 8, 1)
+    if nbytes > STACK_LIMIT:
+        alloca = memref.AllocOp.get(elt, ALIGNMENT, shape)
+        scope.heap.append(alloca.results[0])
+    else:
+        alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape)
     alloca.results[0].name_hint = hint(producer.name)
     first = scope.alloca_block.first_op
     if first is None:

@@ -21,6 +21,9 @@ BIG = 1 << 40
 """The known alignment of 0: a multiple of everything."""
 ALIGNMENT = 64
 """Byte alignment of every buffer the kernel allocates."""
+STACK_LIMIT = 256 * 1024
+"""Bytes above which a compute_at buffer goes to the heap: a thread's stack (libgomp workers
+and the C runtime's callers alike) would overflow on a whole-image buffer."""
 
 
 class NotVectorizable(Exception):
@@ -54,11 +57,14 @@ class Scope:
     views: dict[Stage, View]
     alloca_block: Block
     in_parallel: bool = False
+    heap: list[SSAValue] = field(default_factory=list)
+    """Buffers too big for the stack (STACK_LIMIT) allocated at the top of `alloca_block`; whoever
+    closes the block frees them."""
 
     def with_view(self, stage: Stage, view: View) -> Scope:
         views = dict(self.views)
         views[stage] = view
-        return Scope(views, self.alloca_block, self.in_parallel)
+        return Scope(views, self.alloca_block, self.in_parallel, self.heap)
 
 
 @dataclass(eq=False)

@@ -74,7 +74,7 @@ class KernelGenerator(LoopNestEmitter):
                 mem.name_hint = hint(stage.name)
                 views[stage] = View(mem, [None] * len(stage.shape))
                 self._deallocs.append(mem)
-        scope = Scope(views, self.entry)
+        scope = Scope(views, self.entry, heap=self._deallocs)
         done_externs: set[int] = set()
         for stage in state.stages:
             if stage.attach != "root":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.ir import Block, Region, SSAValue
 
 from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
@@ -182,6 +182,8 @@ class LoopNestEmitter(VectorEmitter):
                 self.emit_level(nest, scope2, leaves, k + 1, vals2, handled3, "main", first_reduce)
 
             self.guarded(guards, vals2, rest)
+            for mem in inner_scope.heap:
+                self.add(memref.DeallocOp.get(mem))
             self.add(scf.ReduceOp())
         self.add(scf.ParallelOp([self.index(0)], [ub], [self.index(1)], Region(block)))
 

@@ -1,6 +1,6 @@
-"""nnvm.compiler.build: graph passes for an opt level, every distinct kernel lowered once
-(graph -> te -> affine -> llvm -> object, cached on disk by kernel IR and target), and one
-shared library whose entry point runs the whole graph.
+"""nnvm.compiler.build, the driver: graph passes for an opt level, each fused kernel placed on a
+target and lowered once by that target's pipeline (cached on disk by kernel IR and target), and
+the host target's library whose entry point runs the whole graph.
 
     graph, lib, params = nnvm.compiler.build(module, target="llvm", params=params)
     m = nnvm.runtime.graph_runtime.create(graph, lib, nnvm.cpu(0))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import statistics
+import threading
 import time
 from dataclasses import dataclass
 
@@ -62,8 +63,24 @@ def _as_graph(graph: ExecutorGraph | str) -> ExecutorGraph:
     return ExecutorGraph.from_json(graph) if isinstance(graph, str) else graph
 
 
+@dataclass
+class _ThreadState:
+    """What one thread runs with: its inputs and outputs, its C model (own arena) and device
+    bindings, and the params generation that model was created from."""
+
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+    devices: list[BoundDevice]
+    handle: int | None = None
+    generation: int = -1
+
+
 class GraphModule:
-    """A compiled model ready to run on one device."""
+    """A compiled model ready to run on one device.
+
+    Safe to share between threads: each thread has its own inputs, outputs and C model (so two
+    threads run concurrently and each reads its own results); params are shared, and setting them
+    makes every thread recreate its model before its next run, never under a running one."""
 
     def __init__(self, graph: ExecutorGraph | str, lib: Module, device: Device | None = None):
         self.graph = _as_graph(graph)
@@ -80,11 +97,36 @@ class GraphModule:
         self._param_info = {
             p["name"]: TensorInfo(p["shape"], p["dtype"]) for p in self.graph.params
         }
-        self._inputs = [aligned_empty(i["shape"], i["dtype"]) for i in self.graph.inputs]
-        self._outputs = [aligned_empty(o.shape, o.dtype) for o in self.graph.outputs]
         self._params: dict[str, np.ndarray] = {}
-        self._handle: int | None = None
-        self._devices = [_bound_device(name, lib) for name in self.graph.devices]
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._states: list[_ThreadState] = []
+
+    def _state(self) -> _ThreadState:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = _ThreadState(
+                [aligned_empty(i["shape"], i["dtype"]) for i in self.graph.inputs],
+                [aligned_empty(o.shape, o.dtype) for o in self.graph.outputs],
+                [_bound_device(name, self.lib) for name in self.graph.devices],
+            )
+            self._local.state = state
+            with self._lock:
+                self._states.append(state)
+        return state
+
+    @property
+    def _inputs(self) -> list[np.ndarray]:
+        return self._state().inputs
+
+    @property
+    def _outputs(self) -> list[np.ndarray]:
+        return self._state().outputs
+
+    @property
+    def _devices(self) -> list[BoundDevice]:
+        return self._state().devices
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -110,9 +152,10 @@ class GraphModule:
             )
         elif key in self._param_info:
             # (np.ascontiguousarray would turn a 0-d param into shape [1])
-            checked = self._checked(key, value, self._param_info[key])
-            self._params[key] = np.asarray(checked, order="C")
-            self._release()
+            checked = np.array(self._checked(key, value, self._param_info[key]), order="C")
+            with self._lock:  # copy on write: a thread creating its model keeps a snapshot
+                self._params = {**self._params, key: checked}
+                self._generation += 1
         else:
             raise UserError(
                 f"{key!r} is neither an input ({', '.join(self._input_index)}) nor a param "
@@ -136,24 +179,33 @@ class GraphModule:
     # -- running ---------------------------------------------------------------------------
 
     def _ensure_handle(self) -> int:
-        if self._handle is None:
-            missing = [p for p in self._param_info if p not in self._params]
-            if missing:
-                raise UserError(
-                    f"params not set: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
-                    " (call set_input(**params) with the params from build)"
-                )
-            blob = save_params(
-                {name: self._params[name] for name in self._param_info}, self.graph.model_hash
+        """This thread's C model, created (again) when the params changed since."""
+        state = self._state()
+        with self._lock:
+            params, generation = self._params, self._generation
+        if state.handle is not None and state.generation == generation:
+            return state.handle
+        missing = [p for p in self._param_info if p not in params]
+        if missing:
+            raise UserError(
+                f"params not set: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
+                " (call set_input(**params) with the params from build)"
             )
-            handle = self.lib.lib.nnvm_create(blob, len(blob))
-            if not handle:
-                raise UserError(f"the model library refused the params: {self.lib.last_error()}")
-            self._handle = handle
-            for index, bound in enumerate(self._devices):
-                if self.lib.lib.nnvm_bind_device(handle, index, ctypes.byref(bound.api)) != 0:
-                    raise UserError(f"binding device {bound.name!r}: {self.lib.last_error()}")
-        return self._handle
+        self._destroy(state)
+        blob = save_params({name: params[name] for name in self._param_info}, self.graph.model_hash)
+        handle = self.lib.lib.nnvm_create(blob, len(blob))
+        if not handle:
+            raise UserError(f"the model library refused the params: {self.lib.last_error()}")
+        state.handle, state.generation = handle, generation
+        for index, bound in enumerate(state.devices):
+            if self.lib.lib.nnvm_bind_device(handle, index, ctypes.byref(bound.api)) != 0:
+                raise UserError(f"binding device {bound.name!r}: {self.lib.last_error()}")
+        return handle
+
+    def _destroy(self, state: _ThreadState) -> None:
+        if state.handle is not None:
+            self.lib.lib.nnvm_destroy(state.handle)
+            state.handle = None
 
     def run(self, **inputs) -> None:
         for name, value in inputs.items():
@@ -198,14 +250,10 @@ class GraphModule:
             "results_ms": results,  # type: ignore[dict-item]
         }
 
-    def _release(self) -> None:
-        if self._handle is not None:
-            self.lib.lib.nnvm_destroy(self._handle)
-            self._handle = None
-
     def __del__(self) -> None:
         try:
-            self._release()
+            for state in self._states:
+                self._destroy(state)
         except Exception:
             pass
 
@@ -217,7 +265,8 @@ class KernelTiming:
 
 
 class DebugGraphModule(GraphModule):
-    """Runs the exported kernels one by one from Python over the same arena layout."""
+    """Runs the exported kernels one by one from Python over the same arena layout (one arena:
+    runs from several threads take turns)."""
 
     def __init__(self, graph, lib: Module, device: Device | None = None):
         super().__init__(graph, lib, device)
@@ -228,6 +277,7 @@ class DebugGraphModule(GraphModule):
         }
         self._kernels = {}
         self.timings: list[KernelTiming] = []
+        self._turn = threading.Lock()
 
     def _array(self, ref: Ref, info: TensorInfo) -> np.ndarray:
         if ref.kind == "input":
@@ -264,6 +314,10 @@ class DebugGraphModule(GraphModule):
         return ins, outs
 
     def run(self, **inputs) -> None:
+        with self._turn:
+            self._run_kernels(**inputs)
+
+    def _run_kernels(self, **inputs) -> None:
         for name, value in inputs.items():
             self._set_one(name, value)
         self._ensure_handle()  # same params check as the entry point
@@ -296,6 +350,11 @@ class DebugGraphModule(GraphModule):
     def check(self, rtol: float = 1e-3, atol: float = 1e-4) -> str | None:
         """Run kernel by kernel, comparing each output with the reference executor on the same
         inputs; returns the name of the first kernel that diverges (None when all agree)."""
+
+        with self._turn:
+            return self._check(rtol, atol)
+
+    def _check(self, rtol: float, atol: float) -> str | None:
         from nnvm.reference import run_reference
         from nnvm.registry import make_context
         from nnvm.support.diagnostics import parse_module

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from pip_site import install_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "toy_accelerator"
@@ -20,28 +20,7 @@ EXAMPLE = ROOT / "examples" / "toy_accelerator"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("toyacc-site")
-    source = tmp_path_factory.mktemp("toyacc-source") / "toy_accelerator"
-    # a copy, so setuptools' build/ folder is not left in the checkout
-    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(source),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return target
+    return install_copy(EXAMPLE, tmp_path_factory.mktemp("toyacc"))
 
 
 def _env(site: Path, tmp_path: Path) -> dict[str, str]:

@@ -144,16 +144,8 @@ def test_device_compiler_refusing_a_kernel_is_a_user_error() -> None:
         build(module, params=params, devices=["testdev -accept=relu -fail=relu"])
 
 
-@pytest.mark.parametrize(
-    "args,message",
-    [
-        (["--target", "quantum"], "unknown target 'quantum'"),
-        (["--device", "llvm"], "is a host target"),
-        (["--device", "testdev -fail=dense"], "failed on kernel"),
-        (["--load-plugin", "no_such_module_xyz"], "no_such_module_xyz"),
-    ],
-)
-def test_compile_cli_target_errors_exit_1(tmp_path, args, message: str) -> None:
+def _compile_cli(tmp_path, *args: str):
+    """nnvm-compile on the MLP with the testdev plugin loaded."""
     import subprocess
     import sys
 
@@ -161,7 +153,7 @@ def test_compile_cli_target_errors_exit_1(tmp_path, args, message: str) -> None:
 
     path = tmp_path / "mlp.onnx"
     onnx.save(onnx_models.mlp(), path)
-    proc = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -177,37 +169,26 @@ def test_compile_cli_target_errors_exit_1(tmp_path, args, message: str) -> None:
         text=True,
         timeout=300,
     )
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--target", "quantum"], "unknown target 'quantum'"),
+        (["--device", "llvm"], "is a host target"),
+        (["--device", "testdev -fail=dense"], "failed on kernel"),
+        (["--load-plugin", "no_such_module_xyz"], "no_such_module_xyz"),
+    ],
+)
+def test_compile_cli_target_errors_exit_1(tmp_path, args, message: str) -> None:
+    proc = _compile_cli(tmp_path, *args)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists(), "no partial output on an error"
 
 
 def test_compile_cli_places_kernels_on_a_device(tmp_path) -> None:
-    import subprocess
-    import sys
-
-    import onnx
-
-    path = tmp_path / "mlp.onnx"
-    onnx.save(onnx_models.mlp(), path)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nnvm.tools.compile",
-            str(path),
-            "-o",
-            str(tmp_path / "out"),
-            "--load-plugin",
-            "nnvm.testing.host_device",
-            "--device",
-            "testdev -accept=relu",
-            "--run",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = _compile_cli(tmp_path, "--device", "testdev -accept=relu", "--run")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "(2 on testdev -accept=relu)" in proc.stdout and "OK" in proc.stdout
 

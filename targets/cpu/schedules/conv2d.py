@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.ops import ComputeOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
@@ -13,6 +16,10 @@ from nnvm.dialects.te.schedule import (
     VectorizeOp,
 )
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
+
+SMALL_IMAGE_BYTES = 128 * 1024
+"""The short-row schedule keeps a tile's output for the whole image in one buffer: only when
+that fits in L2 (ResNet's 7x7: 6 KiB); a tall image (16384 rows) takes the row-tiled one."""
 
 
 def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
@@ -26,7 +33,13 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     ncb, ow = anchor.shape[1], anchor.shape[3]
     depthwise = len(anchor.reduce_names) <= 2
     ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, 1 if depthwise else 2)
-    if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
+    whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
+    if (
+        not depthwise
+        and owf == ow
+        and ocf * owf <= s.max_row_tile
+        and whole_image <= SMALL_IMAGE_BYTES
+    ):
         _conv2d_nchwc_small(s, anchor, a, e, ocf)
         return
     p = s.prims
