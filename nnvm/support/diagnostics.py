@@ -87,11 +87,39 @@ def parse_error_diagnostic(err: ParseError, file: str, line_offset: int = 0) -> 
 
 def parse_module(ctx: Context, text: str, file: str, line_offset: int = 0) -> ModuleOp:
     """Parse IR text; raise UserError with the parser's position on malformed input."""
+    check_strings_closed(text, file, line_offset)
     try:
         return LocatedParser(ctx, text, file, line_offset).parse_module()
     except ParseError as err:
         diag = parse_error_diagnostic(err, file, line_offset)
         raise UserError(diag.message, diag.location) from None
+    except VerifyException as err:  # raised by an op or attribute built while parsing
+        raise UserError(f"invalid IR: {_first_line(err)}", file) from None
+
+
+def check_strings_closed(text: str, file: str, line_offset: int = 0) -> None:
+    """Refuse a string literal left open at the end of its line (MLIR strings cannot span
+    lines) before xDSL's lexer sees it: its string pattern backtracks exponentially in the
+    length of the rest of the line."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if '"' not in line:
+            continue
+        opened, k = -1, 0
+        while k < len(line):
+            c = line[k]
+            if opened < 0:
+                if c == "/" and line.startswith("//", k):
+                    break
+                if c == '"':
+                    opened = k
+            elif c == "\\":
+                k += 1
+            elif c == '"':
+                opened = -1
+            k += 1
+        if opened >= 0:
+            where = SourceLocation(file, number + line_offset, opened + 1)
+            raise UserError("unterminated string literal", where)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ static int bind_params(nnvm_model *m, size_t size) {
     uint32_t name_len, dtype, ndim;
     uint64_t nbytes;
     int64_t dims[16];
-    if (read_bytes(b, size, &pos, &name_len, 4) || pos + name_len > size) goto truncated;
+    if (read_bytes(b, size, &pos, &name_len, 4) || name_len > size - pos) goto truncated;
     const char *name = b + pos;
     pos += name_len;
     if (read_bytes(b, size, &pos, &dtype, 4) || read_bytes(b, size, &pos, &ndim, 4)) goto truncated;
@@ -91,14 +91,19 @@ static int bind_params(nnvm_model *m, size_t size) {
       return -1;
     }
     uint64_t expect = dtype_size[dtype];
-    for (uint32_t k = 0; k < ndim; ++k) expect *= (uint64_t)dims[k];
+    for (uint32_t k = 0; k < ndim; ++k) {
+      if (dims[k] < 0 || __builtin_mul_overflow(expect, (uint64_t)dims[k], &expect)) {
+        set_error("params blob: tensor %u has a negative or overflowing dimension", t);
+        return -1;
+      }
+    }
     if (expect != nbytes) {
       set_error("params blob: tensor %u holds %llu bytes, its shape needs %llu", t,
                 (unsigned long long)nbytes, (unsigned long long)expect);
       return -1;
     }
     pos = (pos + 63) / 64 * 64;
-    if (pos + nbytes > size) goto truncated;
+    if (pos > size || nbytes > size - pos) goto truncated; /* no wrap-around: pos only grows */
     for (int i = 0; i < nnvm_graph_num_params; ++i) {
       const nnvm_tensor_desc *d = &nnvm_graph_params[i];
       if (strlen(d->name) != name_len || memcmp(d->name, name, name_len) != 0) continue;

@@ -1,0 +1,78 @@
+"""Regression tests for bad input that hung or crashed (the reliability issue, defects 3, 4 and
+6): an unclosed string literal (xDSL's lexer backtracks exponentially on it), a crafted params
+blob whose size wraps around, an attribute that fails verification while it is parsed."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from nnvm.compiler import build
+from nnvm.frontend import from_onnx
+from nnvm.support.params import save_params
+from nnvm.testing import onnx_models
+
+
+def _opt(text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nnvm.tools.opt", "-", "--allow-unregistered-dialect", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("tail", [40, 400])
+def test_unclosed_string_is_a_located_error_not_a_hang(tail: int) -> None:
+    text = '"test.op"() {a = "NCHW4c} : () -> () // ' + "x" * tail + "\n"
+    proc = _opt(text)
+    assert proc.returncode == 1, proc.stderr
+    assert "<stdin>:1:18: error: unterminated string literal" in proc.stderr
+
+
+def test_strings_with_escapes_and_comment_quotes_still_parse() -> None:
+    text = '"test.op"() {a = "x\\"y // not a comment"} : () -> ()  // a " in a comment\n'
+    proc = _opt(text)
+    assert proc.returncode == 0, proc.stderr
+    assert 'y // not a comment"' in proc.stdout
+
+
+def test_attribute_failing_verification_while_parsed_is_a_user_error() -> None:
+    proc = _opt('"test.op"() {a = 300 : i8} : () -> ()\n')
+    assert proc.returncode == 1, proc.stderr
+    assert "out of range for type i8" in proc.stderr and "internal error" not in proc.stderr
+
+
+def _wrapping_blob() -> bytes:
+    """One uint8 tensor of 64 x (2^58 - 1) bytes: its data would end exactly 2^64 bytes after
+    the 64-byte-aligned start, so an unchecked `pos + nbytes` wraps to 0 and reparses."""
+    name = b"w"
+    rows, cols = 64, (1 << 58) - 1
+    head = b"NNVMPRM\0" + struct.pack("<II", 1, 1000)
+    tensor = struct.pack("<I", len(name)) + name + struct.pack("<II", 7, 2)
+    tensor += struct.pack("<qq", rows, cols) + struct.pack("<Q", rows * cols)
+    blob = head + tensor
+    return blob + b"\0" * (64 - len(blob) % 64)
+
+
+def test_c_params_parser_refuses_wrapping_sizes_and_negative_dims() -> None:
+    module, params = from_onnx(onnx_models.mlp())
+    graph, lib, p = build(module, params=params)
+    blob = _wrapping_blob()
+    handle = lib.lib.nnvm_create(blob, len(blob))
+    assert not handle
+    assert "truncated" in lib.last_error()
+    negative = bytearray(blob)
+    struct.pack_into("<q", negative, 16 + 4 + 1 + 8, -64)
+    handle = lib.lib.nnvm_create(bytes(negative), len(negative))
+    assert not handle
+    assert "negative" in lib.last_error()
+    good = save_params(p, graph.model_hash)
+    handle = lib.lib.nnvm_create(good, len(good))
+    assert handle
+    lib.lib.nnvm_destroy(ctypes.c_void_p(handle))
