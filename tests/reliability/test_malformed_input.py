@@ -76,3 +76,42 @@ def test_c_params_parser_refuses_wrapping_sizes_and_negative_dims() -> None:
     handle = lib.lib.nnvm_create(good, len(good))
     assert handle
     lib.lib.nnvm_destroy(ctypes.c_void_p(handle))
+
+
+def _clip_model(opsets):
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+    graph = helper.make_graph(
+        [node],
+        "clip",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [
+            numpy_helper.from_array(np.array(0, np.float32), "lo"),
+            numpy_helper.from_array(np.array(6, np.float32), "hi"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def test_model_without_a_default_opset_is_refused_not_read_as_opset_1() -> None:
+    from onnx import helper
+
+    from nnvm.support.errors import UserError
+
+    with pytest.raises(UserError, match="imports no opset of the default ONNX domain"):
+        from_onnx(_clip_model([helper.make_opsetid("com.example", 1)]))
+
+
+def test_node_arity_is_checked_against_the_schema() -> None:
+    """Clip-6 takes one input: min/max as inputs would be ignored, so the model is refused."""
+    from onnx import helper
+
+    from nnvm.support.errors import UserError
+
+    with pytest.raises(UserError, match="has 3 inputs; Clip-6 takes 1 to 1"):
+        from_onnx(_clip_model([helper.make_opsetid("", 6)]))
+    module, _ = from_onnx(_clip_model([helper.make_opsetid("", 13)]))
+    assert module is not None

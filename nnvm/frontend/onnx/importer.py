@@ -10,6 +10,7 @@ import os
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -134,10 +135,39 @@ def load_model(
 
 
 def default_opset(model: onnx.ModelProto) -> int:
+    """The model's opset of the default ONNX domain; a model without one is refused (read as
+    opset 1 it would silently get old semantics, e.g. Clip without min/max inputs)."""
     for entry in model.opset_import:
         if entry.domain in DEFAULT_DOMAINS:
             return int(entry.version)
-    return 1
+    raise UserError(
+        "the model imports no opset of the default ONNX domain, so its ops' versions are "
+        "unknown (add opset_import { domain: '', version: N })"
+    )
+
+
+@cache
+def _arity(op_type: str, opset: int) -> tuple[int, int, int, int] | None:
+    """(min inputs, max inputs, min outputs, max outputs) of an op's schema at an opset."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, "")
+    except Exception:  # noqa: BLE001 - no schema: nothing to check against
+        return None
+    return schema.min_input, schema.max_input, schema.min_output, schema.max_output
+
+
+def arity_problem(node: onnx.NodeProto, opset: int) -> str | None:
+    """Why the node's input or output count does not fit its schema, or None."""
+    arity = _arity(node.op_type, opset)
+    if arity is None:
+        return None
+    lo_in, hi_in, lo_out, hi_out = arity
+    n_in, n_out = len(node.input), len(node.output)
+    if not lo_in <= n_in <= hi_in:
+        return f"has {n_in} inputs; {node.op_type}-{opset} takes {lo_in} to {hi_in}"
+    if not lo_out <= n_out <= hi_out:
+        return f"has {n_out} outputs; {node.op_type}-{opset} gives {lo_out} to {hi_out}"
+    return None
 
 
 def _label(node: onnx.NodeProto, index: int) -> str:
@@ -355,6 +385,10 @@ class OnnxImporter:
                 continue
             if conv is None:
                 self.problems.add(label, node.op_type, opset, "op type not supported")
+                self._poison(node)
+                continue
+            if node.domain in DEFAULT_DOMAINS and (why := arity_problem(node, opset)) is not None:
+                self.problems.add(label, node.op_type, opset, why)
                 self._poison(node)
                 continue
             bad_attrs = sorted(a.name for a in node.attribute if a.name not in conv.attrs)
