@@ -15,7 +15,7 @@ import ctypes
 import statistics
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,6 +73,8 @@ class _ThreadState:
     devices: list[BoundDevice]
     handle: int | None = None
     generation: int = -1
+    given: set[int] = field(default_factory=set)
+    """The inputs this thread has set (running without one would read uninitialised memory)."""
 
 
 class GraphModule:
@@ -150,6 +152,7 @@ class GraphModule:
             self._inputs[k][...] = self._checked(
                 key, value, TensorInfo(info["shape"], info["dtype"])
             )
+            self._state().given.add(k)
         elif key in self._param_info:
             # (np.ascontiguousarray would turn a 0-d param into shape [1])
             checked = np.array(self._checked(key, value, self._param_info[key]), order="C")
@@ -210,6 +213,7 @@ class GraphModule:
     def run(self, **inputs) -> None:
         for name, value in inputs.items():
             self._set_one(name, value)
+        self._check_inputs_given()
         handle = self._ensure_handle()
         self.lib.sync_threads()
         ins = (ctypes.c_void_p * max(1, len(self._inputs)))(*[a.ctypes.data for a in self._inputs])
@@ -225,12 +229,36 @@ class GraphModule:
     def get_num_outputs(self) -> int:
         return len(self._outputs)
 
+    def _check_inputs_given(self) -> None:
+        missing = [
+            i["name"] for k, i in enumerate(self.graph.inputs) if k not in self._state().given
+        ]
+        if missing:
+            raise UserError(
+                f"inputs not set: {', '.join(missing)} (pass them to run() or set_input)"
+            )
+
     def get_output(self, index: int, out: np.ndarray | None = None) -> np.ndarray:
         if not 0 <= index < len(self._outputs):
             raise UserError(f"output index {index} out of range ({len(self._outputs)} outputs)")
+        result = self._outputs[index]
         if out is None:
-            return self._outputs[index].copy()
-        out[...] = self._outputs[index]
+            return result.copy()
+        if (
+            not isinstance(out, np.ndarray)
+            or out.shape != result.shape
+            or out.dtype != result.dtype
+        ):
+            got = (
+                f"{out.dtype}{list(out.shape)}"
+                if isinstance(out, np.ndarray)
+                else type(out).__name__
+            )
+            raise UserError(
+                f"get_output({index}, out=...): out must be {result.dtype}{list(result.shape)}, "
+                f"got {got}"
+            )
+        out[...] = result
         return out
 
     def benchmark(self, number: int = 10, repeat: int = 3, warmup: int = 1) -> dict[str, float]:
@@ -320,6 +348,7 @@ class DebugGraphModule(GraphModule):
     def _run_kernels(self, **inputs) -> None:
         for name, value in inputs.items():
             self._set_one(name, value)
+        self._check_inputs_given()
         self._ensure_handle()  # same params check as the entry point
         self.lib.sync_threads()
         self.timings = []
@@ -360,6 +389,7 @@ class DebugGraphModule(GraphModule):
         from nnvm.support.diagnostics import parse_module
 
         sources = self.graph.extra.get("kernel_ir", {})
+        self._check_inputs_given()
         self._ensure_handle()
         self.lib.sync_threads()
         ctx = make_context()

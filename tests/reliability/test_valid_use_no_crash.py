@@ -119,3 +119,22 @@ def test_debug_module_shared_by_threads() -> None:
 @pytest.mark.slow
 def test_two_threads_hammer_one_module_for_ten_seconds() -> None:
     _hammer(10.0)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_runtime_misuse_is_a_user_error(debug: bool) -> None:
+    """run() without an input, get_output into a buffer of another shape or dtype (defect 10)."""
+    from nnvm.support.errors import UserError
+
+    module, params = from_onnx(onnx_models.mlp())
+    graph, lib, p = build(module, params=params)
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0), debug=debug)
+    m.set_input(**p)
+    with pytest.raises(UserError, match="inputs not set: input"):
+        m.run()
+    m.run(input=np.zeros((1, 64), np.float32))
+    for bad in (np.zeros((2, 10), np.float32), np.zeros((1, 10), np.float64), [0.0] * 10):
+        with pytest.raises(UserError, match=r"out must be float32\[1, 10\]"):
+            m.get_output(0, out=bad)
+    out = np.empty((1, 10), np.float32)
+    assert m.get_output(0, out=out) is out
