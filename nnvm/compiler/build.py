@@ -16,7 +16,6 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
 from nnvm.compiler.executor_graph import executor_graph
+from nnvm.compiler.kernel_cache import KernelCache, cache_dir, code_fingerprint
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.passes.fuse import FUSED_PREFIX
@@ -138,36 +138,14 @@ def _check_shapes(fn: func.FuncOp, shape: Mapping[str, Sequence[int]] | None, dt
         np.dtype(dtype)  # validates the name
 
 
-@cache
-def codegen_fingerprint() -> str:
-    """A hash of the code that generates kernels: the on-disk cache is invalidated when it
-    changes (a new schedule or conversion must not reuse an old object)."""
-    import nnvm
-
-    root = Path(nnvm.__file__).resolve().parent
-    h = hashlib.sha256()
-    for pkg in ("dialects", "lowering", "targets", "passes"):
-        mod = __import__(f"nnvm.{pkg}", fromlist=["__file__"])
-        base = Path(mod.__file__).resolve().parent  # type: ignore[arg-type]
-        for path in sorted(base.rglob("*")):
-            if path.suffix in (".py", ".c", ".h"):
-                h.update(path.relative_to(base).as_posix().encode())
-                h.update(path.read_bytes())
-    h.update(str(root).encode())
-    return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path | None:
-    """Where compiled kernels are kept (NNVM_CACHE_DIR, else ~/.cache/nnvm); 'off' disables."""
-    env = os.environ.get("NNVM_CACHE_DIR")
-    if env == "off":
-        return None
-    path = Path(env) if env else Path.home() / ".cache" / "nnvm" / "kernels"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return path
+def codegen_fingerprint(target: Target) -> str:
+    """A hash of the code that generates kernels, nnvm's and the target's own package's (a
+    plugin), so a new schedule, conversion or plugin version never reuses an old object."""
+    packages = ["nnvm.dialects", "nnvm.lowering", "nnvm.targets", "nnvm.passes"]
+    owner = type(target).__module__.split(".")[0]
+    if owner != "nnvm":
+        packages.append(owner)
+    return "-".join(code_fingerprint(p) for p in packages)
 
 
 def _kernel_module(fn: func.FuncOp) -> ModuleOp:
@@ -177,19 +155,24 @@ def _kernel_module(fn: func.FuncOp) -> ModuleOp:
 
 
 def compile_kernel(
-    fn: func.FuncOp, target: Target, ctx: Context, dump: Path | None, times: BuildTimes
+    fn: func.FuncOp,
+    target: Target,
+    ctx: Context,
+    dump: Path | None,
+    times: BuildTimes,
+    store: KernelCache,
 ) -> bytes:
     """One fused function -> the target's artifact for it (cached on disk by IR and target)."""
     module = _kernel_module(fn)
     source = ir_text(module)
     key = hashlib.sha256(
-        "\n".join([codegen_fingerprint(), target.description, source]).encode()
+        "\n".join([codegen_fingerprint(target), target.description, source]).encode()
     ).hexdigest()
-    where = cache_dir()
-    cached = where / f"{key}.{target.kind}.o" if where is not None else None
-    if cached is not None and cached.exists() and dump is None:
-        times.kernels_cached += 1
-        return cached.read_bytes()
+    if dump is None:
+        found = store.get(key, target.kind)
+        if found is not None:
+            times.kernels_cached += 1
+            return found
     start = time.perf_counter()
     for k, p in enumerate(target.kernel_passes()):
         p.apply(ctx, module)
@@ -200,10 +183,7 @@ def compile_kernel(
     obj = target.emit_kernel(module, fn.sym_name.data)
     times.codegen += time.perf_counter() - start
     times.kernels_compiled += 1
-    if cached is not None:
-        tmp = cached.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(obj)
-        os.replace(tmp, cached)
+    store.put(key, target.kind, obj)
     return obj
 
 
@@ -294,6 +274,7 @@ def build(
         node.device = dev.description if dev is not None else ""
     objects: list[bytes] = []
     blobs: dict[str, bytes] = {}
+    store = KernelCache(cache_dir())
     for k, name in enumerate(graph.kernels):
         report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
@@ -301,7 +282,7 @@ def build(
             kdump.mkdir(parents=True, exist_ok=True)
         tgt = placement[name] or host
         try:
-            artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times)
+            artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times, store)
         except UserError as err:
             if tgt is host:
                 raise
@@ -323,7 +304,11 @@ def build(
     report("link", 0, 1)
     start = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
-    lib_path = host.link(graph, objects, workdir / "model.so", blobs, libraries)
+    try:
+        lib_path = host.link(graph, objects, workdir / "model.so", blobs, libraries)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)  # a failed link leaves nothing behind
+        raise
     times.link = time.perf_counter() - start
     if dump is not None:
         (dump / "graph.json").write_text(graph.to_json())

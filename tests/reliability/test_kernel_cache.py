@@ -1,0 +1,90 @@
+"""The kernel cache heals itself (the reliability issue, defect 8): a flipped, truncated, empty
+or foreign entry is a warning, recompiled and replaced; an unwritable cache compiles uncached;
+a failed link leaves no temporary folder."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nnvm
+from nnvm.compiler import build
+from nnvm.compiler.kernel_cache import KernelCacheWarning
+from nnvm.frontend import from_onnx
+from nnvm.runtime import graph_runtime
+from nnvm.support.errors import UserError
+from nnvm.testing import onnx_models
+
+MODEL = onnx_models.mlp()
+
+
+def _build_and_run(**kwargs):
+    module, params = from_onnx(MODEL)
+    graph, lib, p = build(module, params=params, **kwargs)
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    x = onnx_models.random_inputs(MODEL, seed=4)
+    m.run(**x)
+    return lib.build_times, m.get_output(0)
+
+
+def _corrupt(path: Path, how: str) -> None:
+    data = bytearray(path.read_bytes())
+    if how == "flip":
+        data[len(data) // 2] ^= 0x10
+    elif how == "truncate":
+        data = data[: len(data) // 2]
+    elif how == "empty":
+        data = bytearray()
+    elif how == "foreign":
+        data[8] = ord("0") if data[8] != ord("0") else ord("1")  # another key in the header
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate", "empty", "foreign"])
+def test_bad_entry_is_recompiled_and_replaced(tmp_path, monkeypatch, how: str) -> None:
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    first, want = _build_and_run()
+    entries = sorted(tmp_path.glob("*.kc"))
+    assert entries and first.kernels_compiled == len(entries)
+    _corrupt(entries[0], how)
+    with pytest.warns(KernelCacheWarning, match="recompiling"):
+        second, got = _build_and_run()
+    assert second.kernels_compiled == 1 and second.kernels_cached == len(entries) - 1
+    np.testing.assert_array_equal(got, want)
+    third, _ = _build_and_run()  # healed: everything from the cache again
+    assert third.kernels_compiled == 0 and third.kernels_cached == len(entries)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_cache_compiles_uncached(tmp_path, monkeypatch) -> None:
+    tmp_path.chmod(0o555)
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    try:
+        with pytest.warns(KernelCacheWarning, match="not writable"):
+            times, _ = _build_and_run()
+        assert times.kernels_compiled > 0
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_unwritable_cache_compiles_uncached(tmp_path, monkeypatch) -> None:
+    """A cache path that is a file, not a folder (writable by nobody, root included)."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(blocker / "kernels"))
+    with pytest.warns(KernelCacheWarning, match="cannot be created"):
+        times, _ = _build_and_run()
+    assert times.kernels_compiled > 0
+
+
+def test_failed_link_leaves_no_temporary_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(UserError, match="nnvm_no_such_library"):
+        _build_and_run(libraries=["nnvm_no_such_library"])
+    assert not list(tmp_path.glob("nnvm-build-*"))
