@@ -7,10 +7,16 @@ under NNVM_DEBUG=1; outputs are written all at once at the end, so a failure lea
 from __future__ import annotations
 
 import argparse
+import ctypes
+import glob
 import os
+import shutil
 import sys
+import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from nnvm.support.errors import UserError
 
@@ -50,13 +56,18 @@ class OutputFiles:
     """Collects outputs in memory and writes them all at the end (via temp files + rename), so
     a failure never leaves a partial or half-updated set of files."""
 
-    def __init__(self) -> None:
+    def __init__(self, protect: Sequence[str] = ()) -> None:
         self.pending: list[tuple[str, bytes]] = []
+        self.protect = [p for p in protect if p != "-"]
+        """Inputs of the run: never overwritten, whatever `-o` says."""
 
     def add(self, path: str | os.PathLike[str], data: bytes | str) -> None:
         self.pending.append((os.fspath(path), data.encode() if isinstance(data, str) else data))
 
     def commit(self) -> None:
+        for path, _ in self.pending:
+            if path != "-" and any(_same_file(path, q) for q in self.protect):
+                raise UserError(f"refusing to overwrite the input {path} (choose another -o)")
         temps: list[tuple[str, str]] = []
         try:
             for path, data in self.pending:
@@ -77,6 +88,74 @@ class OutputFiles:
             if path == "-":
                 sys.stdout.write(data.decode())
                 sys.stdout.flush()
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def commit_folder(out: Path, files: dict[str, bytes]) -> None:
+    """Write `files` into a fresh folder beside `out`, then swap it in with one rename
+    (renameat2 RENAME_EXCHANGE where the kernel has it), so a killed or failed run leaves the
+    previous `out` whole; the old folder is removed after the swap."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"output {out} exists and is not a folder")
+    parent = out.parent if str(out.parent) else Path(".")
+    _remove_stale(parent, out.name)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
+    except OSError as err:
+        raise UserError(f"cannot write {out}: {err.strerror}") from None
+    try:
+        for name, data in files.items():
+            with open(fresh / name, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        if not out.exists():
+            os.rename(fresh, out)
+            return
+        if not _exchange(fresh, out):
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
+            os.rename(out, old / out.name)  # the previous build survives a kill right here
+            os.rename(fresh, out)
+            fresh = old
+    except OSError as err:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise UserError(f"cannot write {out}: {err.strerror}") from None
+    shutil.rmtree(fresh, ignore_errors=True)  # now the previous build
+
+
+STALE_SECONDS = 600
+"""A half-written folder of a killed run older than this is removed by the next commit."""
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    now = time.time()
+    for prefix in (f".{name}.new-", f".{name}.old-"):
+        for p in parent.glob(f"{glob.escape(prefix)}*"):
+            try:
+                if now - p.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def read_input(path: str) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from nnvm.support.errors import UserError
-from nnvm.tools.common import ArgumentParser, OutputFiles, parse_shapes, run_tool
+from nnvm.tools.common import ArgumentParser, commit_folder, parse_shapes, run_tool
 
 
 class Progress:
@@ -64,14 +64,16 @@ def _write_outputs(out: Path, graph, lib, params) -> None:
     from nnvm.compiler import save_param_dict
     from nnvm.targets.cpu.entry_point import include_dir, model_header
 
-    out.mkdir(parents=True, exist_ok=True)
-    files = OutputFiles()
-    files.add(out / "graph.json", graph.to_json())
-    files.add(out / "model.params", save_param_dict(params, graph.model_hash))
-    files.add(out / "model.h", model_header(graph))
-    files.add(out / "nnvm_runtime.h", (include_dir() / "nnvm_runtime.h").read_bytes())
-    files.add(out / "model.so", lib.path.read_bytes())
-    files.commit()
+    commit_folder(
+        out,
+        {
+            "graph.json": graph.to_json().encode(),
+            "model.params": save_param_dict(params, graph.model_hash),
+            "model.h": model_header(graph).encode(),
+            "nnvm_runtime.h": (include_dir() / "nnvm_runtime.h").read_bytes(),
+            "model.so": lib.path.read_bytes(),
+        },
+    )
 
 
 def _run_and_time(model, graph, lib, params, repeat: int) -> bool:

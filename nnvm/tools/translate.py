@@ -61,7 +61,7 @@ def import_onnx(args: argparse.Namespace) -> None:
         raise UserError("--import-onnx reads a file, not stdin")
     module, params = from_onnx(args.input, shape=parse_shapes(args.shape), dtype=args.dtype)
     output = args.output or "-"
-    files = OutputFiles()
+    files = OutputFiles(protect=[args.input])
     files.add(output, print_ir(module))
     files.add(params_path_for(output, args), save_params(params))
     files.commit()
@@ -77,7 +77,7 @@ def mlir_to_llvmir(args: argparse.Namespace) -> None:
     problems = verify_located(module, name)
     if problems:
         raise UserError(problems[0].message, problems[0].location)
-    files = OutputFiles()
+    files = OutputFiles(protect=[args.input])
     files.add(args.output or "-", translate_to_llvm_ir(module))
     files.commit()
 
