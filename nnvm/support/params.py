@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import struct
+import zlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -14,6 +16,10 @@ from nnvm.support.errors import UserError
 MAGIC = b"NNVMPRM\0"
 VERSION = 1
 VERSION_WITH_HASH = 2
+VERSION_CHECKED = 3
+"""What save_params writes: the model hash field (zero: tied to no build) and a trailing CRC-32
+of every byte before it, so any single-bit flip is detected. 1 and 2 are still read."""
+VERSIONS = (VERSION, VERSION_WITH_HASH, VERSION_CHECKED)
 HASH_BYTES = 32
 ALIGNMENT = 64
 
@@ -43,17 +49,21 @@ def _pad_to(offset: int) -> int:
     return (-offset) % ALIGNMENT
 
 
-def save_params(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes:
-    """Serialize a params store; entries are written in the mapping's order. With a model
-    hash (the params of one build), the file is version 2 and records it, so a library of
-    another build refuses these params."""
-    if model_hash:
-        tag = model_hash.encode("ascii")
-        if len(tag) > HASH_BYTES:
-            raise UserError(f"params: model hash longer than {HASH_BYTES} characters")
-        chunks = [_HEADER.pack(MAGIC, VERSION_WITH_HASH, len(params)), tag.ljust(HASH_BYTES, b"\0")]
-    else:
-        chunks = [_HEADER.pack(MAGIC, VERSION, len(params))]
+def save_params(
+    params: Mapping[str, np.ndarray], model_hash: str = "", version: int = VERSION_CHECKED
+) -> bytes:
+    """Serialize a params store (version 3 unless asked for an older one, for older readers);
+    entries are written in the mapping's order. With a model hash (the params of one build) the
+    file records it, so a library of another build refuses these params; version 3's trailing
+    CRC-32 lets both loaders detect corruption."""
+    tag = model_hash.encode("ascii")
+    if len(tag) > HASH_BYTES:
+        raise UserError(f"params: model hash longer than {HASH_BYTES} characters")
+    if version not in VERSIONS or (version == VERSION and model_hash):
+        raise UserError(f"params: cannot write version {version} with hash {model_hash!r}")
+    chunks = [_HEADER.pack(MAGIC, version, len(params))]
+    if version != VERSION:
+        chunks.append(tag.ljust(HASH_BYTES, b"\0"))
     offset = sum(len(c) for c in chunks)
     for name, value in params.items():
         if not isinstance(name, str) or not name:
@@ -76,7 +86,8 @@ def save_params(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes
         padding = b"\0" * _pad_to(offset)
         offset += len(padding) + len(data)
         chunks += [head, padding, data]
-    return b"".join(chunks)
+    body = b"".join(chunks)
+    return body + _U32.pack(zlib.crc32(body)) if version == VERSION_CHECKED else body
 
 
 class _Reader:
@@ -111,12 +122,17 @@ def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[s
     if magic != MAGIC:
         raise reader.fail(f"bad magic {magic!r}, expected {MAGIC!r}")
     version = reader.u32("the version")
-    if version not in (VERSION, VERSION_WITH_HASH):
-        raise reader.fail(
-            f"unsupported version {version} (this build reads {VERSION} and {VERSION_WITH_HASH})"
-        )
+    if version not in VERSIONS:
+        raise reader.fail(f"unsupported version {version} (this build reads {VERSIONS})")
+    if version == VERSION_CHECKED:
+        if len(reader.data) < 4 + reader.pos:
+            raise reader.fail("truncated: no checksum")
+        body = reader.data[:-4]
+        if _U32.unpack(reader.data[-4:])[0] != zlib.crc32(body):
+            raise reader.fail("checksum mismatch: the file is corrupt")
+        reader.data = body
     count = reader.u32("the tensor count")
-    if version == VERSION_WITH_HASH:
+    if version != VERSION:
         reader.take(HASH_BYTES, "the model hash")
     writable = not memoryview(data).readonly
     params: dict[str, np.ndarray] = {}
@@ -139,7 +155,7 @@ def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[s
         if any(d < 0 for d in dims):
             raise reader.fail(f"tensor {name!r} has a negative dimension {list(dims)}")
         nbytes = reader.u64(f"the size of {name!r}")
-        expected = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+        expected = math.prod(dims) * dtype.itemsize  # Python ints: no wrap-around
         if nbytes != expected:
             raise reader.fail(
                 f"tensor {name!r} declares {nbytes} bytes, but {dtype}{list(dims)} needs {expected}"
@@ -158,13 +174,13 @@ def load_params(data: bytes | bytearray | memoryview, where: str = "") -> dict[s
 
 
 def params_model_hash(data: bytes | bytearray | memoryview) -> str:
-    """The model hash a params file records ("" for version 1 files, tied to no build)."""
+    """The model hash a params file records ("" when tied to no build)."""
     reader = _Reader(data, "")
     if bytes(reader.take(8, "the magic")) != MAGIC:
         raise reader.fail("bad magic")
     version = reader.u32("the version")
     reader.u32("the tensor count")
-    if version != VERSION_WITH_HASH:
+    if version == VERSION:
         return ""
     return bytes(reader.take(HASH_BYTES, "the model hash")).rstrip(b"\0").decode("ascii")
 

@@ -47,6 +47,24 @@ static int read_bytes(const char *blob, size_t size, size_t *pos, void *out, siz
   return 0;
 }
 
+/* CRC-32 (IEEE 802.3, zlib's), table-driven; the table is built on first use. */
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
+  if (!crc_ready) {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      crc_table[i] = c;
+    }
+    crc_ready = 1;
+  }
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
 static int bind_params(nnvm_model *m, size_t size) {
   const char *b = m->blob;
   size_t pos = 0;
@@ -58,11 +76,21 @@ static int bind_params(nnvm_model *m, size_t size) {
   pos = 8;
   read_bytes(b, size, &pos, &version, 4);
   read_bytes(b, size, &pos, &count, 4);
-  if (version != 1 && version != 2) {
+  if (version != 1 && version != 2 && version != 3) {
     set_error("params blob: unsupported version %u", version);
     return -1;
   }
-  if (version == 2) { /* the params of one build: they must be this library's */
+  if (version == 3) { /* a CRC-32 of everything before it closes the file */
+    uint32_t stored;
+    if (size < 20) goto truncated;
+    memcpy(&stored, b + size - 4, 4);
+    size -= 4;
+    if (crc32_of((const unsigned char *)b, size) != stored) {
+      set_error("params blob: checksum mismatch (the file is corrupt)");
+      return -1;
+    }
+  }
+  if (version >= 2) { /* the params of one build: they must be this library's */
     char hash[33] = {0};
     if (read_bytes(b, size, &pos, hash, 32)) goto truncated;
     if (hash[0] && strcmp(hash, nnvm_graph_model_hash) != 0) {
@@ -117,6 +145,10 @@ static int bind_params(nnvm_model *m, size_t size) {
       m->params[i] = (void *)(b + pos);
     }
     pos += nbytes;
+  }
+  if (pos != size) {
+    set_error("params blob: %zu trailing bytes after the last tensor", size - pos);
+    return -1;
   }
   for (int i = 0; i < nnvm_graph_num_params; ++i) {
     if (m->params[i] == NULL) {

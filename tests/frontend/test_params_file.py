@@ -53,7 +53,7 @@ def test_round_trip_any_dtype_and_shape(entries: list[tuple[str, np.ndarray]]) -
 
 def test_header_and_alignment() -> None:
     params = {"a": np.arange(3, dtype=np.float32), "bb": np.ones((2, 2), dtype=np.int64)}
-    blob = save_params(params)
+    blob = save_params(params, version=1)
     assert blob[:8] == MAGIC
     assert struct.unpack_from("<II", blob, 8) == (1, 2)
     # first tensor: name length 1, "a", dtype 0, ndim 1, dim 3, nbytes 12, then aligned data
@@ -90,7 +90,8 @@ def test_file_round_trip_and_writable_arrays(tmp_path) -> None:
 
 
 def _blob() -> bytes:
-    return save_params({"w": np.arange(6, dtype=np.float32).reshape(2, 3)})
+    """A version 1 file (no checksum), so each field check below is reached."""
+    return save_params({"w": np.arange(6, dtype=np.float32).reshape(2, 3)}, version=1)
 
 
 @pytest.mark.parametrize(
@@ -113,12 +114,12 @@ def test_bad_files_are_user_errors(mutate, message) -> None:
 
 
 def test_duplicate_names_and_bad_utf8_are_rejected() -> None:
-    two = save_params({"w": np.zeros(1, np.float32), "x": np.zeros(1, np.float32)})
+    two = save_params({"w": np.zeros(1, np.float32), "x": np.zeros(1, np.float32)}, version=1)
     at = two.rindex(b"\x01\x00\x00\x00x")
     dup = two[: at + 4] + b"w" + two[at + 5 :]
     with pytest.raises(UserError, match="duplicate name 'w'"):
         load_params(dup)
-    one = save_params({"w": np.zeros(1, np.float32)})
+    one = save_params({"w": np.zeros(1, np.float32)}, version=1)
     bad = one[:20] + b"\xff" + one[21:]
     with pytest.raises(UserError, match="not UTF-8"):
         load_params(bad)
@@ -143,3 +144,28 @@ def test_model_hash_is_recorded_in_version_2_files():
     assert params_model_hash(tagged) == "0123456789abcdef0123456789abcdef"
     np.testing.assert_array_equal(load_params(bytearray(tagged))["w"], params["w"])
     assert params_model_hash(save_params(params)) == ""
+
+
+def test_version_3_is_written_with_a_checksum_that_catches_every_bit_flip() -> None:
+    import zlib
+
+    params = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.ones(2, np.int64)}
+    blob = save_params(params, "0123456789abcdef0123456789abcdef")
+    assert struct.unpack_from("<II", blob, 8) == (3, 2)
+    assert struct.unpack_from("<I", blob, len(blob) - 4)[0] == zlib.crc32(blob[:-4])
+    _equal(load_params(blob), params)
+    for bit in range(8 * len(blob)):
+        flipped = bytearray(blob)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        with pytest.raises(UserError):
+            load_params(bytes(flipped))
+
+
+def test_version_3_field_checks_still_apply_under_a_good_checksum() -> None:
+    import zlib
+
+    blob = save_params({"w": np.arange(6, dtype=np.float32)})
+    body = bytearray(blob[:-4])
+    body += b"\0"  # a trailing byte, sealed with a valid checksum
+    with pytest.raises(UserError, match="trailing bytes"):
+        load_params(bytes(body) + struct.pack("<I", zlib.crc32(bytes(body))))
