@@ -7,21 +7,28 @@ from __future__ import annotations
 
 from nnvm.support.plugins import PassFactory, lazy_pass
 
-
-def _here(module: str, cls: str) -> PassFactory:
-    return lazy_pass(f"nnvm.lowering.{module}", cls)
-
-
 PASSES: dict[str, PassFactory] = {
-    "lower-to-te": _here("to_te.lower_to_te", "LowerToTE"),
-    "lower-te-to-loops": _here("te_to_loops.lower_te_to_loops", "LowerTEToLoops"),
-    "lower-te-to-affine": _here("te_to_loops.lower_te_to_loops", "LowerTEToAffine"),
-    "convert-affine-to-scf": _here("to_llvm.convert_affine_to_scf", "ConvertAffineToScf"),
-    "convert-arith-to-llvm": _here("to_llvm.convert_arith_to_llvm", "ConvertArithToLLVM"),
-    "convert-math-to-llvm": _here("to_llvm.convert_math_to_llvm", "ConvertMathToLLVM"),
-    "convert-memref-to-llvm": _here("to_llvm.convert_memref_to_llvm", "ConvertMemRefToLLVM"),
-    "convert-func-to-llvm": _here("to_llvm.convert_func_to_llvm", "ConvertFuncToLLVM"),
-    "convert-cf-to-llvm": _here("to_llvm.convert_cf_to_llvm", "ConvertCfToLLVM"),
-    "convert-vector-to-llvm": _here("to_llvm.convert_vector_to_llvm", "ConvertVectorToLLVM"),
-    "convert-to-llvm": _here("to_llvm.convert_to_llvm", "ConvertToLLVM"),
+    "lower-to-te": lazy_pass(".to_te.lower_to_te", "LowerToTE", __name__),
+    "lower-te-to-loops": lazy_pass(".te_to_loops.lower_te_to_loops", "LowerTEToLoops", __name__),
+    "lower-te-to-affine": lazy_pass(".te_to_loops.lower_te_to_loops", "LowerTEToAffine", __name__),
+    "convert-affine-to-scf": lazy_pass(
+        ".to_llvm.convert_affine_to_scf", "ConvertAffineToScf", __name__
+    ),
+    "convert-arith-to-llvm": lazy_pass(
+        ".to_llvm.convert_arith_to_llvm", "ConvertArithToLLVM", __name__
+    ),
+    "convert-math-to-llvm": lazy_pass(
+        ".to_llvm.convert_math_to_llvm", "ConvertMathToLLVM", __name__
+    ),
+    "convert-memref-to-llvm": lazy_pass(
+        ".to_llvm.convert_memref_to_llvm", "ConvertMemRefToLLVM", __name__
+    ),
+    "convert-func-to-llvm": lazy_pass(
+        ".to_llvm.convert_func_to_llvm", "ConvertFuncToLLVM", __name__
+    ),
+    "convert-cf-to-llvm": lazy_pass(".to_llvm.convert_cf_to_llvm", "ConvertCfToLLVM", __name__),
+    "convert-vector-to-llvm": lazy_pass(
+        ".to_llvm.convert_vector_to_llvm", "ConvertVectorToLLVM", __name__
+    ),
+    "convert-to-llvm": lazy_pass(".to_llvm.convert_to_llvm", "ConvertToLLVM", __name__),
 }

@@ -4,22 +4,19 @@
 
 from nnvm.support.plugins import PassFactory, lazy_pass
 
-
-def _here(module: str, cls: str) -> PassFactory:
-    return lazy_pass(f"nnvm.passes.{module}", cls)
-
-
 PASSES: dict[str, PassFactory] = {
-    "infer-shapes": _here("infer_shapes", "InferShapesPass"),
-    "fold-constants": _here("fold_constants", "FoldConstantsPass"),
-    "fuse": _here("fuse", "FuseOpsPass"),
-    "plan-memory": _here("plan_memory", "PlanMemoryPass"),
-    "nnvm-O0": _here("pipelines", "O0"),
-    "nnvm-O1": _here("pipelines", "O1"),
-    "nnvm-O2": _here("pipelines", "O2"),
-    "nnvm-O3": _here("pipelines", "O3"),
-    "simplify-inference": _here("simplify_inference", "SimplifyInferencePass"),
-    "fold-scale-axis": _here("fold_scale_axis", "FoldScaleAxisPass"),
-    "alter-layout": _here("alter_layout", "AlterLayoutPass"),
-    "apply-default-schedule": _here("apply_default_schedule", "ApplyDefaultSchedulePass"),
+    "infer-shapes": lazy_pass(".infer_shapes", "InferShapesPass", __name__),
+    "fold-constants": lazy_pass(".fold_constants", "FoldConstantsPass", __name__),
+    "fuse": lazy_pass(".fuse", "FuseOpsPass", __name__),
+    "plan-memory": lazy_pass(".plan_memory", "PlanMemoryPass", __name__),
+    "nnvm-O0": lazy_pass(".pipelines", "O0", __name__),
+    "nnvm-O1": lazy_pass(".pipelines", "O1", __name__),
+    "nnvm-O2": lazy_pass(".pipelines", "O2", __name__),
+    "nnvm-O3": lazy_pass(".pipelines", "O3", __name__),
+    "simplify-inference": lazy_pass(".simplify_inference", "SimplifyInferencePass", __name__),
+    "fold-scale-axis": lazy_pass(".fold_scale_axis", "FoldScaleAxisPass", __name__),
+    "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
+    "apply-default-schedule": lazy_pass(
+        ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
+    ),
 }

@@ -33,11 +33,12 @@ STAGES = ("loops", "ops")
 UNIVERSE_GROUP = "xdsl.universe"
 
 
-def lazy_pass(module: str, cls: str) -> PassFactory:
-    """A factory that imports `module` and returns its pass class `cls` only when asked."""
+def lazy_pass(module: str, cls: str, package: str | None = None) -> PassFactory:
+    """A factory that imports `module` (relative to `package` when it starts with a dot) and
+    returns its pass class `cls` only when asked."""
 
     def load() -> type[ModulePass]:
-        return getattr(importlib.import_module(module), cls)
+        return getattr(importlib.import_module(module, package), cls)
 
     return load
 
