@@ -28,6 +28,8 @@ class Diagnostic:
     message: str
     location: SourceLocation | None = None
     file: str = "<stdin>"
+    internal: bool = False
+    """A bug in nnvm (a pass or verifier that crashed), not a problem with the input: exit 2."""
 
     def format(self) -> str:
         where = str(self.location) if self.location else self.file
@@ -142,6 +144,7 @@ def verify_located(module: Operation, file: str) -> list[Diagnostic]:
                     f"verifier of {op.name} failed: {type(err).__name__}: {err}",
                     location_of(op),
                     file,
+                    internal=True,
                 )
             )
     return diagnostics

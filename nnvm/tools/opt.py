@@ -271,6 +271,7 @@ def run_chunk(
                     f"{one_line(err)} (this is a bug in nnvm; NNVM_DEBUG=1 shows the traceback)",
                     None,
                     file,
+                    internal=True,
                 )
             ]
         state.timings[label] = state.timings.get(label, 0.0) + time.perf_counter() - started
@@ -346,9 +347,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     state = RunState(args, file, make_context(args.allow_unregistered_dialect))
     outputs: list[str] = []
     failed = False
+    crashes: list[Diagnostic] = []
     problems: list[str] = []
     for chunk in split_chunks(text, args.split_input_file):
         output, diagnostics = run_chunk(state, chunk, passes, params)
+        crashes += [d for d in diagnostics if d.internal]
         if args.verify_diagnostics:
             expectations = expectations_in(chunk.text, chunk.line_offset)
             problems += match_expectations(expectations, diagnostics, file)
@@ -363,8 +366,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     if problems:
         for line in problems:
             sys.stderr.write(line + "\n")
-        return 1
-    if failed:
+    if crashes:
+        if args.verify_diagnostics:  # a crash is a bug even where errors were expected
+            for d in crashes:
+                sys.stderr.write(d.format() + "\n")
+        return 2
+    if problems or failed:
         return 1
     try:
         separator = f"{args.split_input_file or SPLIT_MARKER}\n"

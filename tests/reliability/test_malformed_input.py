@@ -115,3 +115,29 @@ def test_node_arity_is_checked_against_the_schema() -> None:
         from_onnx(_clip_model([helper.make_opsetid("", 6)]))
     module, _ = from_onnx(_clip_model([helper.make_opsetid("", 13)]))
     assert module is not None
+
+
+def test_a_crashing_pass_is_an_internal_error_with_exit_2(tmp_path) -> None:
+    """A pass that raises is a bug in nnvm: reported as an internal error, exit 2 (not 1)."""
+    plugin = tmp_path / "crash_plugin.py"
+    plugin.write_text(
+        "from dataclasses import dataclass\n"
+        "from xdsl.passes import ModulePass\n"
+        "from xdsl.universe import Universe\n"
+        "@dataclass(frozen=True)\n"
+        "class Crash(ModulePass):\n"
+        "    name = 'crash'\n"
+        "    def apply(self, ctx, op):\n"
+        "        raise ZeroDivisionError('boom')\n"
+        "UNIVERSE = Universe(all_passes={'crash': lambda: Crash})\n"
+    )
+    for extra in ([], ["--verify-diagnostics"]):
+        proc = _opt(
+            "func.func @f() {\n  func.return\n}\n",
+            f"--load-pass-plugin={plugin}",
+            "-p",
+            "crash",
+            *extra,
+        )
+        assert proc.returncode == 2, (extra, proc.stderr)
+        assert "internal error: pass 'crash' crashed with ZeroDivisionError: boom" in proc.stderr
