@@ -141,3 +141,61 @@ def test_a_crashing_pass_is_an_internal_error_with_exit_2(tmp_path) -> None:
         )
         assert proc.returncode == 2, (extra, proc.stderr)
         assert "internal error: pass 'crash' crashed with ZeroDivisionError: boom" in proc.stderr
+
+
+def test_dead_nodes_are_dropped_and_a_graph_without_outputs_is_refused() -> None:
+    """Defect 6: the importer's dead-code elimination erased attached ops (an assertion)."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from nnvm.reference import run_reference
+    from nnvm.support.errors import UserError
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["unused"])]
+    opset = [helper.make_opsetid("", 17)]
+    module, params = from_onnx(
+        helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=opset)
+    )
+    (out,) = run_reference(module, params, [np.array([-1.0, 2.0], np.float32)])
+    np.testing.assert_array_equal(out, [0.0, 2.0])
+    assert "nnvm.neg" not in str(module)
+    with pytest.raises(UserError, match="no outputs"):
+        from_onnx(
+            helper.make_model(helper.make_graph(nodes[:1], "g", [x], []), opset_imports=opset)
+        )
+
+
+def test_absurd_sizes_are_located_user_errors() -> None:
+    """Defect 6: conv pads of 2^62 overflowed i64 later on; an LSTM hidden_size of 2^40 died of
+    MemoryError; a graph input of 2^42 elements."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from nnvm.support.errors import UserError
+
+    opset = [helper.make_opsetid("", 17)]
+    w = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")
+    conv = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[2**62, 0, 0, 0])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [w],
+    )
+    with pytest.raises(UserError, match="larger than the 1024 GiB nnvm supports"):
+        from_onnx(helper.make_model(conv, opset_imports=opset))
+    hidden = 2**40
+    lstm = helper.make_graph(
+        [helper.make_node("LSTM", ["x", "W", "R"], ["y"], hidden_size=hidden)],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 3]),
+            helper.make_tensor_value_info("W", TensorProto.FLOAT, [1, 4 * hidden, 3]),
+            helper.make_tensor_value_info("R", TensorProto.FLOAT, [1, 4 * hidden, hidden]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    with pytest.raises(UserError, match="graph input 'W'"):
+        from_onnx(helper.make_model(lstm, opset_imports=opset))

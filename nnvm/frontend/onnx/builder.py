@@ -7,6 +7,7 @@ arithmetic and weight transforms, with the same semantics the graph would have).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,25 @@ class NeedsKnownValue(Unsupported):
 
 class ImportShapeError(Exception):
     """An op rejected its operands: the model's shapes or types are inconsistent."""
+
+
+MAX_TENSOR_BYTES = 1 << 40
+"""The largest tensor a model may compute (1 TiB): beyond it sizes and arena offsets would
+overflow 64-bit arithmetic long before anything could run."""
+
+
+def check_size(t: Attribute) -> None:
+    """Refuse a tensor type beyond MAX_TENSOR_BYTES (or with a negative extent)."""
+    if not isinstance(t, TensorType):
+        return
+    shape = list(t.get_shape())
+    count = math.prod(shape)
+    bits = getattr(t.element_type, "bitwidth", 32) or 32
+    if any(d < 0 for d in shape) or count * max(bits // 8, 1) > MAX_TENSOR_BYTES:
+        raise ImportShapeError(
+            f"it would compute a tensor of shape {shape} ({count} elements), larger than the "
+            f"{MAX_TENSOR_BYTES >> 30} GiB nnvm supports"
+        )
 
 
 def shape_of(v: Value) -> tuple[int, ...]:
@@ -184,6 +204,8 @@ class GraphBuilder:
             result_types = probe.infer_result_types(types)
         except VerifyException as err:
             raise ImportShapeError(str(err)) from None
+        for t in result_types:
+            check_size(t)
         if operands and all(isinstance(v, Known) for v in operands):
             return self._fold(cls, operands, scratch, result_types, properties)
         values = [self.value(v) for v in operands]

@@ -32,6 +32,7 @@ from nnvm.frontend.onnx.builder import (
     NeedsKnownValue,
     Unsupported,
     Value,
+    check_size,
 )
 from nnvm.frontend.onnx.registry import CONVERTERS, Converter, NodeContext
 from nnvm.support.errors import UserError
@@ -441,6 +442,11 @@ class OnnxImporter:
                 continue
             except ImportShapeError as err:
                 raise self.error(f"node {label} ({node.op_type}): {err}") from None
+            except MemoryError:
+                raise self.error(
+                    f"node {label} ({node.op_type}): its attributes ask for more memory than "
+                    "this machine has (a huge size attribute?)"
+                ) from None
             except (TypeError, ValueError, IndexError, KeyError) as err:
                 # Malformed attributes (a required one missing, a wrong type) and the like.
                 self.problems.add(label, node.op_type, opset, f"cannot convert: {err}")
@@ -504,8 +510,15 @@ class OnnxImporter:
     # -- the function --------------------------------------------------------------------------
 
     def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+        if not self.graph.output:
+            raise self.error("the graph has no outputs: there is nothing to compute")
         self._initializers()
         arg_names, arg_types = self._graph_inputs()
+        for name, t in zip(arg_names, arg_types, strict=True):
+            try:
+                check_size(t)
+            except ImportShapeError as err:
+                raise self.error(f"graph input {name!r}: {err}") from None
         self.block = Block(arg_types=arg_types)
         self.builder = GraphBuilder(self.block)
         for name, arg in zip(arg_names, self.block.args, strict=True):
@@ -564,7 +577,7 @@ def _dead_code_elimination(block: Block, params: dict[str, np.ndarray]) -> None:
             continue
         if isinstance(op, ParamOp):
             params.pop(op.key, None)
-        op.erase()
+        block.erase_op(op)
 
 
 def from_onnx(
