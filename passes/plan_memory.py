@@ -30,6 +30,7 @@ from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.passes.fuse import FUSED_PREFIX, PATTERN_ATTR
 from nnvm.passes.graph_utils import is_source
+from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.pass_statistics import record_statistic
 
 ALIGNMENT = 64
@@ -123,6 +124,13 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
         results = [r for r in op.results if planned(r)]
         if not results:
             continue
+        for r in results:
+            if not isinstance(r.type, TensorType):
+                raise DiagnosticError(
+                    op,
+                    f"plan-memory plans the tensors of graph functions; {op.name} in "
+                    f"@{fn.sym_name.data} gives {r.type} (run it before bufferizing lowerings)",
+                )
         dying = [v for v in op.operands if planned(v) and last_use.get(v) == position[op]]
         dying = list(dict.fromkeys(dying))
         inplace_candidates = list(dying) if _is_elementwise_kernel(op, module) else []
