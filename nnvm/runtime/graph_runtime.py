@@ -230,9 +230,8 @@ class GraphModule:
         return len(self._outputs)
 
     def _check_inputs_given(self) -> None:
-        missing = [
-            i["name"] for k, i in enumerate(self.graph.inputs) if k not in self._state().given
-        ]
+        given = self._state().given
+        missing = [i["name"] for k, i in enumerate(self.graph.inputs) if k not in given]
         if missing:
             raise UserError(
                 f"inputs not set: {', '.join(missing)} (pass them to run() or set_input)"
@@ -319,22 +318,18 @@ class DebugGraphModule(GraphModule):
         nbytes = info.nbytes
         return self._arena[ref.offset : ref.offset + nbytes].view(info.dtype).reshape(info.shape)
 
-    def _kernel(self, node: Node):
+    def _call(self, node: Node, ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+        """Run one kernel over host arrays: an exported host kernel directly, a device kernel
+        through its device's runtime (copies in and out)."""
         if node.device:
             runtime = self._devices[self.graph.devices.index(node.device)].runtime
-            ins_n = len(node.inputs)
-
-            def on_device(*addresses: int) -> None:
-                ins, outs = self._args(node)
-                assert len(addresses) == ins_n + len(outs)
-                run_on_device(runtime, node.kernel, ins, outs)
-
-            return on_device
+            run_on_device(runtime, node.kernel, ins, outs)
+            return
         if node.kernel not in self._kernels:
             self._kernels[node.kernel] = self.lib.get_function(
                 node.kernel, len(node.inputs) + len(node.outputs)
             )
-        return self._kernels[node.kernel]
+        self._kernels[node.kernel](*[a.ctypes.data for a in ins + outs])
 
     def _args(self, node: Node) -> tuple[list[np.ndarray], list[np.ndarray]]:
         ins = [self._array(r, i) for r, i in zip(node.inputs, node.input_info, strict=True)]
@@ -354,9 +349,8 @@ class DebugGraphModule(GraphModule):
         self.timings = []
         for node in self.graph.nodes:
             ins, outs = self._args(node)
-            kernel = self._kernel(node)
             start = time.perf_counter()
-            kernel(*[a.ctypes.data for a in ins + outs])
+            self._call(node, ins, outs)
             self.timings.append(KernelTiming(node.kernel, (time.perf_counter() - start) * 1e3))
         for copy in self.graph.copies:
             info = self.graph.outputs[copy.output]
@@ -395,7 +389,7 @@ class DebugGraphModule(GraphModule):
         ctx = make_context()
         for node in self.graph.nodes:
             ins, outs = self._args(node)
-            self._kernel(node)(*[a.ctypes.data for a in ins + outs])
+            self._call(node, ins, outs)
             if node.kernel not in sources:
                 raise UserError(f"the graph holds no IR for {node.kernel}; cannot check it")
             module = parse_module(ctx, sources[node.kernel], node.kernel)

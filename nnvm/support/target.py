@@ -94,11 +94,6 @@ class Target(ABC):
     def vector_bits(self) -> int:
         return self.capabilities.vector_bits
 
-    @property
-    def name(self) -> str:
-        """The device name recorded in executor graphs ('' for a host target)."""
-        return "" if self.is_host else self.kind
-
     # -- graph level ------------------------------------------------------------------------
 
     def pass_options(self, pass_name: str) -> dict[str, Any]:
@@ -156,7 +151,7 @@ class Target(ABC):
         """Host kernels' objects + the entry point + device kernels' blobs -> one library."""
         raise UserError(f"target '{self.kind}' is a device target; it cannot be the host")
 
-    def load(self, path: Path, owns_dir: Path | None = None) -> Any:
+    def load(self, path: Path) -> Any:
         raise UserError(f"target '{self.kind}' is a device target; it cannot be the host")
 
     # -- device targets ---------------------------------------------------------------------

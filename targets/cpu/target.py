@@ -163,7 +163,7 @@ class CPUTarget(Target):
 
         return link_model_library(graph, objects, out, self, blobs, libraries)
 
-    def load(self, path: Path, owns_dir: Path | None = None) -> Any:
+    def load(self, path: Path) -> Any:
         from nnvm.targets.llvm.compile import load_library
 
         return load_library(path)
