@@ -76,6 +76,15 @@ class _ThreadState:
     given: set[int] = field(default_factory=set)
     """The inputs this thread has set (running without one would read uninitialised memory)."""
 
+    def __post_init__(self) -> None:
+        # the buffers live as long as the state: their pointer tables are built once
+        self.in_ptrs = (ctypes.c_void_p * max(1, len(self.inputs)))(
+            *[a.ctypes.data for a in self.inputs]
+        )
+        self.out_ptrs = (ctypes.c_void_p * max(1, len(self.outputs)))(
+            *[a.ctypes.data for a in self.outputs]
+        )
+
 
 class GraphModule:
     """A compiled model ready to run on one device.
@@ -184,10 +193,10 @@ class GraphModule:
     def _ensure_handle(self) -> int:
         """This thread's C model, created (again) when the params changed since."""
         state = self._state()
+        if state.handle is not None and state.generation == self._generation:
+            return state.handle  # a stale read only delays another thread's params to its next run
         with self._lock:
             params, generation = self._params, self._generation
-        if state.handle is not None and state.generation == generation:
-            return state.handle
         missing = [p for p in self._param_info if p not in params]
         if missing:
             raise UserError(
@@ -216,12 +225,9 @@ class GraphModule:
         self._check_inputs_given()
         handle = self._ensure_handle()
         self.lib.sync_threads()
-        ins = (ctypes.c_void_p * max(1, len(self._inputs)))(*[a.ctypes.data for a in self._inputs])
-        outs = (ctypes.c_void_p * max(1, len(self._outputs)))(
-            *[a.ctypes.data for a in self._outputs]
-        )
-        if self.lib.lib.nnvm_run(handle, ins, outs) != 0:
-            detail = "; ".join(f"{d.name}: {d.error}" for d in self._devices if d.error)
+        state = self._state()
+        if self.lib.lib.nnvm_run(handle, state.in_ptrs, state.out_ptrs) != 0:
+            detail = "; ".join(f"{d.name}: {d.error}" for d in state.devices if d.error)
             raise UserError(
                 f"nnvm_run failed: {self.lib.last_error()}" + (f" ({detail})" if detail else "")
             )
