@@ -51,3 +51,10 @@ func.func @unsupported_op(%a: i32, %b: i32) -> i32 {
   %p = math.ipowi %a, %b : i32
   func.return %p : i32
 }
+
+// -----
+
+// expected-error @+1 {{convert-to-llvm: @still_tensors argument #0 is a tensor (tensor<2x3xf32>); lower to loops first}}
+func.func @still_tensors(%a: tensor<2x3xf32>) {
+  func.return
+}

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType
 from xdsl.passes import ModulePass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
@@ -57,6 +58,7 @@ class ConvertToLLVM(ModulePass):
     """f32 exp/log/tanh/erf as inline polynomials (else LLVM intrinsics and libm)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_lowerable_signatures(op)
         passes: list[ModulePass] = [
             ConvertAffineToScf(),
             *registered_conversions("loops"),
@@ -81,3 +83,20 @@ class ConvertToLLVM(ModulePass):
                 + ", ".join(left)
                 + " (unsupported op, type or layout)",
             )
+
+
+def check_lowerable_signatures(module: ModuleOp) -> None:
+    """Functions take and return scalars, vectors and memrefs by now; a tensor (or any other
+    type without an LLVM form) is a located error at its function, not an xDSL failure later."""
+    for fn in module.walk():
+        if not isinstance(fn, func.FuncOp):
+            continue
+        kinds = [("argument", i, t) for i, t in enumerate(fn.function_type.inputs)]
+        kinds += [("result", i, t) for i, t in enumerate(fn.function_type.outputs)]
+        for kind, i, t in kinds:
+            if isinstance(t, TensorType | UnrankedTensorType):
+                raise LoweringError(
+                    fn,
+                    f"convert-to-llvm: @{fn.sym_name.data} {kind} #{i} is a tensor ({t}); "
+                    "lower to loops first (lower-to-te, apply-default-schedule, lower-te-to-loops)",
+                )

@@ -23,7 +23,7 @@ from nnvm.runtime.device import BoundDevice, run_on_device
 from nnvm.runtime.module import Module
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
-from nnvm.support.params import save_params
+from nnvm.support.params import load_params, params_model_hash, save_params
 
 ALIGNMENT = 64
 
@@ -147,6 +147,18 @@ class GraphModule:
             self._set_one(key, value)
         for name, v in params.items():
             self._set_one(name, v)
+
+    def load_params(self, data: bytes | bytearray | memoryview) -> None:
+        """Set the params from a params file's bytes (`save_param_dict(params, model_hash)`).
+        A file tied to another build is refused, as the C entry point refuses it; a file tied
+        to no build (no model hash) is accepted."""
+        tag = params_model_hash(data)
+        if tag and self.graph.model_hash and tag != self.graph.model_hash:
+            raise UserError(
+                f"these params belong to model {tag}, not to this build "
+                f"({self.graph.model_hash}); compile again or use that build's params"
+            )
+        self.set_input(**load_params(data))
 
     def _set_one(self, key: str | int, value) -> None:
         if isinstance(key, int):

@@ -1,13 +1,12 @@
 """A seeded mutation fuzzer for the IR tools: lit inputs, mutated (spans deleted, duplicated or
 swapped, characters replaced, lines truncated), run through nnvm-opt with pipelines from every
-pass family. Each case runs in a child process with a time limit, so a hang or a signal is
-caught; the contract is exit 0 or 1, never 2, a traceback, a hang or a signal."""
+pass family. Cases run in a worker process with a time limit each (nnvm/testing/isolated.py),
+so a hang or a signal is caught; the contract is exit 0 or 1, never 2, a traceback, a hang or a
+signal, and every error names the line and column it is about."""
 
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,37 +90,66 @@ def mutate(text: str, rng: random.Random) -> str:
     return text
 
 
-def run_case(text: str, pipeline: str, timeout: float = 20.0) -> str | None:
-    """None when nnvm-opt kept its contract on this input; else what went wrong."""
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "nnvm.tools.opt", "-", "-p", pipeline],
-            input=text,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return f"hang (> {timeout:.0f} s)"
-    if proc.returncode < 0:
-        return f"signal {-proc.returncode}"
-    if "Traceback" in proc.stderr:
+def check_case(case: tuple[str, str]) -> str | None:
+    """None when nnvm-opt kept its contract on this input; else what went wrong. Runs nnvm-opt
+    in this process (the caller isolates it: nnvm/testing/isolated.py)."""
+    import contextlib
+    import io
+    import os
+    import tempfile
+
+    from nnvm.tools.opt import main
+
+    text, pipeline = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "input.mlir")
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(text)
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main([path, "-p", pipeline, "-o", os.path.join(tmp, "out.mlir")])
+    stderr = err.getvalue()
+    if "Traceback" in stderr:
         return "traceback"
-    if proc.returncode not in (0, 1):
-        return f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1][:200]}"
+    if code not in (0, 1):
+        lines = stderr.strip().splitlines() or [""]
+        return f"exit {code}: {lines[-1][:300]}"
+    if code == 1 and not _located(stderr, path):
+        return f"error without a location: {stderr.strip()[:300]}"
     return None
 
 
-def fuzz(root: Path, count: int, seed: int = 0) -> list[Finding]:
+def _located(stderr: str, path: str) -> bool:
+    """Every error about the input names the line and column in it."""
+    import re
+
+    lines = [line for line in stderr.splitlines() if "error" in line]
+    pattern = re.compile(re.escape(path) + r":\d+:\d+")
+    return all(pattern.search(line) for line in lines) if lines else False
+
+
+def cases(root: Path, count: int, seed: int) -> list[tuple[int, str, str]]:
+    """(case seed, text, pipeline) for `count` cases; each case rebuilds from its seed."""
     rng = random.Random(seed)
     inputs = corpus(root)
-    findings = []
+    out = []
     for _ in range(count):
         case_seed = rng.randrange(1 << 30)
         local = random.Random(case_seed)
         text = mutate(local.choice(inputs), local)
-        pipeline = local.choice(PIPELINES)
-        problem = run_case(text, pipeline)
-        if problem is not None:
-            findings.append(Finding(case_seed, pipeline, text, problem))
-    return findings
+        out.append((case_seed, text, local.choice(PIPELINES)))
+    return out
+
+
+def fuzz(root: Path, count: int, seed: int = 0, timeout: float = 20.0) -> list[Finding]:
+    from nnvm.testing.isolated import run_isolated
+
+    todo = cases(root, count, seed)
+    outcomes = run_isolated(
+        "nnvm.testing.fuzz_ir:check_case", ((t, p) for _, t, p in todo), timeout=timeout
+    )
+    return [
+        Finding(todo[o.index][0], todo[o.index][2], todo[o.index][1], o.problem)
+        for o in outcomes
+        if o.problem is not None
+    ]

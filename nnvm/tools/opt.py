@@ -258,7 +258,7 @@ def run_chunk(
         except DiagnosticError as err:
             return None, [Diagnostic("error", err.message, location_of(err.op), file)]
         except UserError as err:
-            return None, [Diagnostic("error", err.message, None, file)]
+            return None, [Diagnostic("error", err.message, err.location, file)]  # type: ignore[arg-type]
         except VerifyException as err:
             return None, [Diagnostic("error", f"pass '{p.name}' failed: {err}", None, file)]
         except Exception as err:

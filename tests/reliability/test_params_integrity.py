@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
 import pytest
 
 from nnvm.compiler import build
@@ -65,3 +66,19 @@ def test_python_and_c_accept_the_same_files(small) -> None:
     assert not _c_accepts(lib, cases["v1 + trailing byte"])
     other = save_params(p, "f" * 32)
     assert not _c_accepts(lib, other) and "belongs to model" in lib.last_error()
+
+
+def test_the_python_runtime_refuses_params_of_another_build(small) -> None:
+    """The Python runtime checks the file's model hash as C does (defect 7)."""
+    import nnvm
+    from nnvm.runtime import graph_runtime
+
+    graph, lib, p = small
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    with pytest.raises(UserError, match="belong to model f{32}, not to this build"):
+        m.load_params(save_params(p, "f" * 32))
+    m.load_params(save_params(p, graph.model_hash))
+    m.load_params(save_params(p))  # tied to no build
+    x = np.ones((1, 4), np.float32)
+    m.run(input=x)
+    assert m.get_output(0).shape == (1, 2)

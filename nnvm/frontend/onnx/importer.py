@@ -132,7 +132,98 @@ def load_model(
             raise UserError(f"not a valid ONNX model: {err}", where) from None
     if proto.ir_version <= 0 or not proto.HasField("graph"):
         raise UserError("not a valid ONNX model (no IR version or no graph)", where)
+    if (what := _non_text_name(proto.graph)) is not None:
+        raise UserError(f"not a valid ONNX model: {what} is not UTF-8 text", where)
     return proto, where
+
+
+def _non_text_name(graph: onnx.GraphProto, path: str = "graph") -> str | None:
+    """Where a name the model gives is bytes that are not UTF-8 (protobuf hands them over as
+    bytes, not str), or None."""
+    for kind, values in (("input", graph.input), ("output", graph.output)):
+        for i, vi in enumerate(values):
+            if not isinstance(vi.name, str):
+                return f"the name of {path} {kind} #{i}"
+    for i, t in enumerate(graph.initializer):
+        if not isinstance(t.name, str):
+            return f"the name of {path} initializer #{i}"
+    for i, node in enumerate(graph.node):
+        where = f"{path} node #{i}"
+        texts = [node.name, node.op_type, node.domain, *node.input, *node.output]
+        if not all(isinstance(t, str) for t in texts):
+            return f"a name, op type or domain of {where}"
+        for attr in node.attribute:
+            if not isinstance(attr.name, str):
+                return f"an attribute name of {where}"
+            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                if (inner := _non_text_name(g, f"{where} subgraph")) is not None:
+                    return inner
+    return None
+
+
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+def check_model(model: onnx.ModelProto, where: str | None) -> None:
+    """ONNX's own checker and its type and shape inference in strict mode: a model that breaks
+    the standard (a repeated or unknown attribute, an unknown opset or element type, a name
+    defined twice, an input of a type its op does not take, a declared output type its node
+    cannot produce) is refused before anything reads it. Graph outputs and value_info may leave
+    their types out (onnxruntime infers them, so do we): the check sees them inferred. It runs
+    after the import, whose own errors name every problem at once."""
+    if model.ByteSize() > PROTOBUF_LIMIT:
+        return  # beyond protobuf's limit onnx checks files only, and reads them whole again
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    _forget_declared_shapes(copy.graph)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(copy, check_type=True, strict_mode=True)
+        _drop_untyped(inferred.graph)
+        onnx.checker.check_model(inferred)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError) as err:
+        raise UserError(f"invalid ONNX model: {_first_line(err)}", where) from None
+
+
+def _forget_declared_shapes(graph: onnx.GraphProto) -> None:
+    """Declared shapes of outputs and intermediate values are hints (onnxruntime warns and
+    goes on when they are wrong, and so do we: the importer infers its own); their element
+    types still count."""
+    for vi in [*graph.output, *graph.value_info]:
+        if vi.type.WhichOneof("value") == "tensor_type":
+            vi.type.tensor_type.ClearField("shape")
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _forget_declared_shapes(attr.g)
+            for g in attr.graphs:
+                _forget_declared_shapes(g)
+
+
+def _drop_untyped(graph: onnx.GraphProto) -> None:
+    """value_info entries without a type say nothing; an untyped graph output (shape inference
+    could not type it either) is typed by the importer, not by this check."""
+    keep = [vi for vi in graph.value_info if vi.type.WhichOneof("value") is not None]
+    del graph.value_info[:]
+    graph.value_info.extend(keep)
+    for vi in [*graph.input, *graph.output, *graph.value_info]:
+        if vi.type.WhichOneof("value") is None:
+            vi.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+        if vi.type.WhichOneof("value") == "tensor_type" and not vi.type.tensor_type.HasField(
+            "shape"
+        ):
+            vi.type.tensor_type.shape.SetInParent()  # unknown rank: the checker wants the field
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _drop_untyped(attr.g)
+            for g in attr.graphs:
+                _drop_untyped(g)
+
+
+def _first_line(err: Exception) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = " ".join(lines[:3]) if lines else type(err).__name__
+    return text if len(text) < 400 else text[:400] + "..."
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -140,6 +231,12 @@ def default_opset(model: onnx.ModelProto) -> int:
     opset 1 it would silently get old semantics, e.g. Clip without min/max inputs)."""
     for entry in model.opset_import:
         if entry.domain in DEFAULT_DOMAINS:
+            newest = onnx.defs.onnx_opset_version()
+            if not 1 <= entry.version <= newest:
+                raise UserError(
+                    f"the model imports opset {entry.version} of the default ONNX domain; "
+                    f"this onnx package knows opsets 1 to {newest}"
+                )
             return int(entry.version)
     raise UserError(
         "the model imports no opset of the default ONNX domain, so its ops' versions are "
@@ -594,4 +691,6 @@ def from_onnx(
     `known_inputs` are folded as constants (how the ONNX backend specializes on shape-like
     inputs). Raises UserError (OnnxImportError for unsupported content)."""
     proto, where = load_model(model)
-    return OnnxImporter(proto, where, shape, dtype, known_inputs).run()
+    imported = OnnxImporter(proto, where, shape, dtype, known_inputs).run()
+    check_model(proto, where)  # after our own checks, which name every problem at once
+    return imported

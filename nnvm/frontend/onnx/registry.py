@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 
 from nnvm.frontend.onnx.builder import (
     GraphBuilder,
+    ImportShapeError,
     Known,
     NeedsKnownValue,
     Unsupported,
@@ -121,6 +122,14 @@ class NodeContext:
         if name in self.attrs:
             return self.attrs[name]
         return self._defaults.get(name, default)
+
+    def flag(self, name: str, default: int = 0) -> bool:
+        """A 0/1 attribute (keepdims, transB, ceil_mode...); any other value is refused, since
+        runtimes disagree on what it would mean."""
+        value = self.attr(name, default)
+        if value not in (0, 1):
+            raise ImportShapeError(f"attribute {name} must be 0 or 1, got {value!r}")
+        return bool(value)
 
     def has_attr(self, name: str) -> bool:
         return name in self.attrs

@@ -40,7 +40,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     rows = max(budget // max(-(-nf // vec), 1), 1)
     mf = divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
     depth = math.prod(anchor.reduce_shape)
-    tile_bytes = mf * depth * max(element_bits(anchor.element_type) // 8, 1)
+    tile_bytes = max(mf * depth * max(element_bits(anchor.element_type) // 8, 1), 1)  # K may be 0
     per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))

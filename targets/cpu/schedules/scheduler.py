@@ -336,7 +336,9 @@ class Template:
     accumulates in a cache_write tile and is copied to its buffer."""
 
     def applies(self, op: ComputeOp) -> bool:
-        return len(op.shape) >= self.min_rank and op.reduce_kind == "sum"
+        """Register blocking needs work: an empty output or reduction gets the plain loops."""
+        nonempty = all(d > 0 for d in (*op.shape, *op.reduce_shape))
+        return len(op.shape) >= self.min_rank and op.reduce_kind == "sum" and nonempty
 
 
 # ----------------------------------------------------------------------------------------------

@@ -222,7 +222,7 @@ for _op in _BINARY:
 
 @converter("Mod", attrs=("fmod",))
 def _mod(ctx: NodeContext) -> list[Value | None]:
-    return [ctx.emit("nnvm.mod", ctx.required(0), ctx.required(1), fmod=bool(ctx.attr("fmod", 0)))]
+    return [ctx.emit("nnvm.mod", ctx.required(0), ctx.required(1), fmod=ctx.flag("fmod", 0))]
 
 
 @converter("Pow", attrs=("broadcast", "axis"))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nnvm.frontend.onnx.builder import Known, Unsupported, Value
+from nnvm.frontend.onnx.builder import ImportShapeError, Known, Unsupported, Value
 from nnvm.frontend.onnx.registry import NodeContext, converter
 
 # -- padding and windows -------------------------------------------------------------------------
@@ -274,9 +274,9 @@ def _matmul(ctx: NodeContext) -> list[Value | None]:
 def _gemm(ctx: NodeContext) -> list[Value | None]:
     a, b, c = ctx.required(0), ctx.required(1), ctx.input(2)
     alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
-    if ctx.attr("transA", 0):
+    if ctx.flag("transA", 0):
         a = ctx.emit("nnvm.transpose", a, perm=[1, 0])
-    w_nk = b if ctx.attr("transB", 0) else ctx.emit("nnvm.transpose", b, perm=[1, 0])
+    w_nk = b if ctx.flag("transB", 0) else ctx.emit("nnvm.transpose", b, perm=[1, 0])
     if alpha != 1.0 and isinstance(w_nk, Known):
         w_nk = ctx.emit("nnvm.mul", w_nk, ctx.scalar(alpha, w_nk))
         alpha = 1.0
@@ -288,6 +288,14 @@ def _gemm(ctx: NodeContext) -> list[Value | None]:
     if beta != 1.0:
         c = ctx.emit("nnvm.mul", c, ctx.scalar(beta, c))
     n = ctx.shape(y)[1]
+    try:
+        fits = np.broadcast_shapes(ctx.shape(c), ctx.shape(y)) == ctx.shape(y)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ImportShapeError(
+            f"bias C {list(ctx.shape(c))} does not broadcast to the output {list(ctx.shape(y))}"
+        )
     if ctx.shape(c) == (n,):
         return [ctx.emit("nnvm.bias_add", y, c, axis=1)]
     return [ctx.emit("nnvm.add", y, c)]
@@ -307,9 +315,9 @@ def _pool(ctx: NodeContext, op: str) -> list[Value | None]:
     strides = [int(s) for s in ctx.attr("strides") or [1] * spatial]
     dil = [int(d) for d in ctx.attr("dilations") or [1] * spatial]
     pads = window_pads(ctx, ctx.shape(x)[2:], kernel, strides, dil)
-    props = {"ceil_mode": bool(ctx.attr("ceil_mode", 0))}
+    props = {"ceil_mode": ctx.flag("ceil_mode", 0)}
     if op == "nnvm.avg_pool2d":
-        props["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
+        props["count_include_pad"] = ctx.flag("count_include_pad", 0)
     if spatial == 3:
         return [_pool3d(ctx, op, x, kernel, strides, dil, pads, props)]
     if spatial not in (1, 2):
@@ -533,7 +541,7 @@ def _batch_norm(ctx: NodeContext) -> list[Value | None]:
     eps = float(ctx.attr("epsilon", 1e-5))
     if ctx.opset < 9 and not ctx.attr("spatial", 1):
         raise Unsupported("spatial=0 (per-activation statistics) not supported")
-    training = bool(ctx.attr("training_mode", 0)) if ctx.opset >= 14 else False
+    training = ctx.flag("training_mode", 0) if ctx.opset >= 14 else False
     if not training:
         y = ctx.emit("nnvm.batch_norm", x, gamma, beta, mean, var, axis=1, epsilon=eps)
         extra: list[Value | None] = [mean, var] if ctx.opset < 14 else []
@@ -660,7 +668,12 @@ def _recurrent(ctx: NodeContext, op: str, gates: int, activations: list[str]) ->
     if acts and [a.lower() for a in acts] != [a.lower() for a in activations * dirs]:
         raise Unsupported(f"activations {list(acts)} not supported (only {', '.join(activations)})")
     hidden = ctx.attr("hidden_size")
-    hidden = int(hidden) if hidden is not None else ctx.shape(r)[-1]
+    if hidden is None or int(hidden) != ctx.shape(r)[-1]:
+        # onnxruntime refuses a missing one too; R's last dim is the hidden size it must equal
+        raise ImportShapeError(
+            f"hidden_size {hidden} must be given and equal R's last dim ({ctx.shape(r)[-1]})"
+        )
+    hidden = int(hidden)
     layout = int(ctx.attr("layout", 0))
     xs = ctx.shape(x)
     seq, batch = (xs[1], xs[0]) if layout else (xs[0], xs[1])
@@ -679,9 +692,9 @@ def _recurrent(ctx: NodeContext, op: str, gates: int, activations: list[str]) ->
     props: dict[str, object] = {"hidden_size": hidden, "direction": direction, "layout": layout}
     if op == "nnvm.lstm":
         operands += [operand(6, state, "c0"), operand(7, [dirs, 3 * hidden], "peepholes")]
-        props["input_forget"] = bool(ctx.attr("input_forget", 0))
+        props["input_forget"] = ctx.flag("input_forget", 0)
     else:
-        props["linear_before_reset"] = bool(ctx.attr("linear_before_reset", 0))
+        props["linear_before_reset"] = ctx.flag("linear_before_reset", 0)
     clip = ctx.attr("clip")
     if clip is not None:
         props["clip"] = float(clip)

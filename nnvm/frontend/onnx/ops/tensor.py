@@ -9,13 +9,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nnvm.frontend.onnx.builder import Unsupported, Value
+from nnvm.frontend.onnx.builder import ImportShapeError, Unsupported, Value
 from nnvm.frontend.onnx.ops.elementwise import onnx_dtype
 from nnvm.frontend.onnx.registry import NodeContext, converter
 
 
 def ints(values: np.ndarray | Sequence[int] | None) -> list[int]:
-    return [] if values is None else [int(v) for v in np.asarray(values).reshape(-1)]
+    """A list of integers (axes, starts, a shape, pads) from an attribute or a 1-D tensor."""
+    if values is None:
+        return []
+    array = np.asarray(values)
+    if array.ndim > 1:
+        raise ImportShapeError(f"a list of integers must be 1-D, got shape {list(array.shape)}")
+    return [int(v) for v in array.reshape(-1)]
 
 
 def _axes(ctx: NodeContext, since: int, index: int = 1) -> list[int] | None:
@@ -28,7 +34,15 @@ def _axes(ctx: NodeContext, since: int, index: int = 1) -> list[int] | None:
 
 
 def _normalize(axes: Sequence[int], rank: int) -> list[int]:
-    return [a + rank if a < 0 else a for a in axes]
+    """Axes in [0, rank); an axis out of [-rank, rank) or given twice is refused."""
+    out = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ImportShapeError(f"axis {a} is out of range for rank {rank}")
+        out.append(a + rank if a < 0 else a)
+    if len(set(out)) != len(out):
+        raise ImportShapeError(f"axes {list(axes)} name an axis twice")
+    return out
 
 
 # -- constants and shape arithmetic --------------------------------------------------------------
@@ -150,7 +164,7 @@ def resolve_reshape(in_shape: Sequence[int], target: Sequence[int], allowzero: b
 def _reshape(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required(0)
     target = ints(ctx.attr("shape")) if ctx.opset < 5 else ints(ctx.const(1, "shape"))
-    shape = resolve_reshape(ctx.shape(x), target, bool(ctx.attr("allowzero", 0)))
+    shape = resolve_reshape(ctx.shape(x), target, ctx.flag("allowzero", 0))
     if list(ctx.shape(x)) == shape:
         return [x]
     return [ctx.emit("nnvm.reshape", x, shape=shape)]
@@ -343,8 +357,8 @@ def _cumsum(ctx: NodeContext) -> list[Value | None]:
             "nnvm.cumsum",
             ctx.required(0),
             axis=int(np.asarray(axis).reshape(-1)[0]),
-            exclusive=bool(ctx.attr("exclusive", 0)),
-            reverse=bool(ctx.attr("reverse", 0)),
+            exclusive=ctx.flag("exclusive", 0),
+            reverse=ctx.flag("reverse", 0),
         )
     ]
 
@@ -429,7 +443,7 @@ def _resize(ctx: NodeContext) -> list[Value | None]:
             coordinate_transformation_mode=ctm,
             nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"),
             cubic_coeff_a=float(ctx.attr("cubic_coeff_a", -0.75)),
-            exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+            exclude_outside=ctx.flag("exclude_outside", 0),
             extrapolation_value=float(ctx.attr("extrapolation_value", 0.0)),
         )
     ]
@@ -491,7 +505,7 @@ def _reduce_axes(ctx: NodeContext, since: int) -> list[int] | None:
 def reduce(ctx: NodeContext, op: str, x: Value, axes: list[int] | None) -> Value:
     if axes is None:
         return x
-    keep = bool(ctx.attr("keepdims", 1))
+    keep = ctx.flag("keepdims", 1)
     shape = ctx.shape(x)
     if op in ("nnvm.max", "nnvm.min") and any(shape[a] == 0 for a in axes):
         # ONNX defines max/min of nothing as the dtype's lowest/highest value: a constant.
@@ -571,8 +585,8 @@ def _arg(ctx: NodeContext, op: str) -> Value:
         op,
         ctx.required(0),
         axis=int(ctx.attr("axis", 0)),
-        keepdims=bool(ctx.attr("keepdims", 1)),
-        select_last_index=bool(ctx.attr("select_last_index", 0)),
+        keepdims=ctx.flag("keepdims", 1),
+        select_last_index=ctx.flag("select_last_index", 0),
     )
 
 
