@@ -12,6 +12,7 @@ check each against the reference executor (`check()`), naming the first kernel t
 from __future__ import annotations
 
 import ctypes
+import math
 import statistics
 import threading
 import time
@@ -43,11 +44,18 @@ def cpu(index: int = 0) -> Device:
     return Device("cpu", index)
 
 
-def aligned_empty(shape, dtype, alignment: int = ALIGNMENT) -> np.ndarray:
-    """An uninitialised C-order array whose data starts on an `alignment`-byte boundary."""
+def aligned_empty(shape, dtype, alignment: int = ALIGNMENT, what: str = "a buffer") -> np.ndarray:
+    """An uninitialised C-order array whose data starts on an `alignment`-byte boundary; one
+    this machine cannot hold is a UserError naming `what` and its size."""
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    raw = np.empty(count * dtype.itemsize + alignment, dtype=np.uint8)
+    count = math.prod(int(d) for d in shape)
+    try:
+        raw = np.empty(count * dtype.itemsize + alignment, dtype=np.uint8)
+    except (MemoryError, ValueError):
+        raise UserError(
+            f"cannot allocate {what} of {dtype.name}{list(shape)} "
+            f"({count * dtype.itemsize / 2**30:.1f} GiB) on this machine"
+        ) from None
     start = (-raw.ctypes.data) % alignment
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
@@ -118,8 +126,14 @@ class GraphModule:
         state = getattr(self._local, "state", None)
         if state is None:
             state = _ThreadState(
-                [aligned_empty(i["shape"], i["dtype"]) for i in self.graph.inputs],
-                [aligned_empty(o.shape, o.dtype) for o in self.graph.outputs],
+                [
+                    aligned_empty(i["shape"], i["dtype"], what=f"input {i['name']!r}")
+                    for i in self.graph.inputs
+                ],
+                [
+                    aligned_empty(o.shape, o.dtype, what=f"output #{k}")
+                    for k, o in enumerate(self.graph.outputs)
+                ],
                 [_bound_device(name, self.lib) for name in self.graph.devices],
             )
             self._local.state = state
@@ -315,7 +329,9 @@ class DebugGraphModule(GraphModule):
 
     def __init__(self, graph, lib: Module, device: Device | None = None):
         super().__init__(graph, lib, device)
-        self._arena = aligned_empty((max(self.graph.arena_bytes, 1),), np.uint8)
+        self._arena = aligned_empty(
+            (max(self.graph.arena_bytes, 1),), np.uint8, what="the intermediate arena"
+        )
         self._constants = {
             name: np.asarray(c["value"], dtype=c["dtype"], order="C").reshape(c["shape"])
             for name, c in self.graph.constants.items()

@@ -136,7 +136,9 @@ def verify_located(module: Operation, file: str) -> list[Diagnostic]:
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as err:
-            diagnostics.append(Diagnostic("error", _first_line(err), location_of(op), file))
+            message = _first_line(err)
+            where = location_of(op) or _nearest_location(op, message)
+            diagnostics.append(Diagnostic("error", message, where, file))
         except Exception as err:  # a verifier that crashes is still a problem with this op
             diagnostics.append(
                 Diagnostic(
@@ -148,6 +150,23 @@ def verify_located(module: Operation, file: str) -> list[Diagnostic]:
                 )
             )
     return diagnostics
+
+
+def _nearest_location(op: Operation, message: str) -> SourceLocation | None:
+    """For an op without a position (the implicit top-level module): the op inside it that the
+    message names by symbol (a symbol defined twice: its second definition), else its first."""
+    inner = [o for o in op.walk() if o is not op and location_of(o) is not None]
+    named = re.search(r'symbol "([^"]+)"', message)
+    if named:
+        same = [o for o in inner if _symbol(o) == named.group(1)]
+        if same:
+            return location_of(same[-1])
+    return location_of(inner[0]) if inner else None
+
+
+def _symbol(op: Operation) -> str | None:
+    name = op.attributes.get("sym_name") or op.properties.get("sym_name")
+    return getattr(name, "data", None)
 
 
 def _first_line(err: Exception) -> str:

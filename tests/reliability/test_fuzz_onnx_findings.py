@@ -130,3 +130,8 @@ def test_lstm_without_hidden_size_is_refused() -> None:
     del lstm.attribute[:]
     lstm.attribute.extend(keep)
     _refused(model, "hidden_size None must be given")
+
+
+def test_an_undefined_output_element_type_is_refused() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"])
+    _refused(_model(node, [2], [2], y_type=TensorProto.UNDEFINED), "element type 0")

@@ -88,3 +88,45 @@ def test_failed_link_leaves_no_temporary_folder(tmp_path, monkeypatch) -> None:
     with pytest.raises(UserError, match="nnvm_no_such_library"):
         _build_and_run(libraries=["nnvm_no_such_library"])
     assert not list(tmp_path.glob("nnvm-build-*"))
+
+
+def _random_corruption(path: Path, rng) -> str:
+    data = bytearray(path.read_bytes())
+    kind = rng.integers(4)
+    if kind == 0:
+        for _ in range(int(rng.integers(1, 8))):
+            data[int(rng.integers(len(data)))] ^= 1 << int(rng.integers(8))
+        what = "bit flips"
+    elif kind == 1:
+        data = data[: int(rng.integers(len(data)))]
+        what = "truncated"
+    elif kind == 2:
+        data += bytes(rng.integers(0, 256, int(rng.integers(1, 64)), dtype=np.uint8))
+        what = "trailing garbage"
+    else:
+        start = int(rng.integers(len(data)))
+        data[start : start + 64] = bytes(rng.integers(0, 256, 64, dtype=np.uint8))
+        what = "overwritten run"
+    path.write_bytes(bytes(data))
+    return what
+
+
+@pytest.mark.parametrize(
+    "trials", [pytest.param(6, id="fast"), pytest.param(60, id="full", marks=pytest.mark.slow)]
+)
+def test_randomly_corrupted_entries_are_healed(tmp_path, monkeypatch, trials: int) -> None:
+    """The cache fuzzer: seeded random damage to a random entry; every time, the next build
+    warns, recompiles that kernel, gives the same output, and the build after is all cached."""
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    _, want = _build_and_run()
+    entries = sorted(tmp_path.glob("*.kc"))
+    rng = np.random.default_rng(11)
+    for trial in range(trials):
+        entry = entries[int(rng.integers(len(entries)))]
+        what = _random_corruption(entry, rng)
+        with pytest.warns(KernelCacheWarning, match="recompiling"):
+            times, got = _build_and_run()
+        assert times.kernels_compiled == 1, f"trial {trial} ({what})"
+        np.testing.assert_array_equal(got, want, err_msg=f"trial {trial} ({what})")
+    times, _ = _build_and_run()
+    assert times.kernels_compiled == 0

@@ -138,3 +138,26 @@ def test_runtime_misuse_is_a_user_error(debug: bool) -> None:
             m.get_output(0, out=bad)
     out = np.empty((1, 10), np.float32)
     assert m.get_output(0, out=out) is out
+
+
+def test_an_input_this_machine_cannot_hold_is_a_user_error() -> None:
+    """2^37 floats (512 GiB): creating the module's buffers names the input and its size
+    (defect 10: a bare MemoryError)."""
+    from onnx import TensorProto, helper
+
+    from nnvm.support.errors import UserError
+
+    n = 1 << 37
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "huge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])],
+    )
+    module, params = from_onnx(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    )
+    g, lib, p = build(module, params=params)
+    m = graph_runtime.create(g, lib, nnvm.cpu(0))
+    with pytest.raises(UserError, match=r"cannot allocate input 'x' of float32\[137438953472\]"):
+        m.get_output(0)

@@ -173,8 +173,17 @@ def check_model(model: onnx.ModelProto, where: str | None) -> None:
     after the import, whose own errors name every problem at once."""
     if model.ByteSize() > PROTOBUF_LIMIT:
         return  # beyond protobuf's limit onnx checks files only, and reads them whole again
+    for kind, values in (("input", model.graph.input), ("output", model.graph.output)):
+        for vi in values:
+            t = vi.type
+            if t.WhichOneof("value") == "tensor_type" and t.tensor_type.elem_type == 0:
+                raise UserError(
+                    f"invalid ONNX model: graph {kind} {vi.name!r} has element type 0 (UNDEFINED)",
+                    where,
+                )
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    copy.graph.name = copy.graph.name or "main"  # onnxruntime does not insist on one; nor do we
     _forget_declared_shapes(copy.graph)
     try:
         inferred = onnx.shape_inference.infer_shapes(copy, check_type=True, strict_mode=True)
