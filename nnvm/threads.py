@@ -1,7 +1,7 @@
 """How many threads parallel kernels use: `set_num_threads(n)`, else `NNVM_NUM_THREADS`, else
 every CPU this process may run on.
 
-Compiled modules read the value at each call and hand it to libgomp's `GOMP_parallel`, so a change
+Compiled modules read the value at each call and hand it to the thread pool's `nnvm_parallel`, so a change
 takes effect at the next kernel call, for kernels compiled before or after it.
 """
 

@@ -31,10 +31,10 @@ NNVM_UNIVERSE = Universe(
 NNVM_PLUGIN = Plugin(
     api_version=PLUGIN_API_VERSION,
     passes={
-        "convert-parallel-to-gomp": lazy_pass(
-            "nnvm.targets.cpu.convert_parallel_to_gomp", "ConvertParallelToGomp"
+        "convert-parallel-to-threads": lazy_pass(
+            "nnvm.targets.cpu.convert_parallel_to_threads", "ConvertParallelToThreads"
         ),
     },
     targets={"llvm": lazy_attr("nnvm.targets.cpu.target", "CPUTarget")},
-    llvm_conversions={"convert-parallel-to-gomp": "loops"},
+    llvm_conversions={"convert-parallel-to-threads": "loops"},
 )

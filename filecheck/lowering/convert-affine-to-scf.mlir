@@ -52,7 +52,7 @@ func.func @index_math(%i: index) -> (index, index, index) {
 
 // -----
 
-// affine.parallel becomes scf.parallel (run on threads by convert-parallel-to-gomp);
+// affine.parallel becomes scf.parallel (run on threads by convert-parallel-to-threads);
 // affine.if becomes scf.if on the conjunction of its constraints.
 // CHECK-LABEL: func.func @parallel_if
 // CHECK:         "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({

@@ -4,10 +4,10 @@
 // The whole CPU lowering in one pass: a 2-D parallel loop over rows and 8-wide column
 // blocks (the last one masked), exp inlined as a vector polynomial. Only llvm ops remain.
 // CHECK-LABEL: llvm.func @exp_kernel(%x: !llvm.ptr, %y: !llvm.ptr) {
-// CHECK:         llvm.call @GOMP_parallel
+// CHECK:         llvm.call @nnvm_parallel
 // CHECK-NEXT:    llvm.return
 // CHECK-LABEL: llvm.func internal @exp_kernel_par0(
-// CHECK:         llvm.call @GOMP_loop_dynamic_start(
+// CHECK:         llvm.call @nnvm_loop_start(
 // CHECK:         llvm.call_intrinsic "llvm.masked.load.v8f32.p0"
 // CHECK:         llvm.call_intrinsic "llvm.fmuladd.v8f32"
 // CHECK:         llvm.call_intrinsic "llvm.masked.store.v8f32.p0"

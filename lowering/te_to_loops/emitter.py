@@ -22,7 +22,7 @@ BIG = 1 << 40
 ALIGNMENT = 64
 """Byte alignment of every buffer the kernel allocates."""
 STACK_LIMIT = 256 * 1024
-"""Bytes above which a compute_at buffer goes to the heap: a thread's stack (libgomp workers
+"""Bytes above which a compute_at buffer goes to the heap: a thread's stack (thread-pool workers
 and the C runtime's callers alike) would overflow on a whole-image buffer."""
 
 

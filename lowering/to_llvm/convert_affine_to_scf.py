@@ -6,7 +6,7 @@ their operands (so `affine.for %j = %i to min(%i + 32, 100)`, the shape of every
 tail, crashes or is wrong), ignores symbols in load/store maps, lowers `mod` to `remsi` (wrong for
 negative values), and has no affine.min, affine.if, affine.parallel or vector_load/store. This
 pass handles all of those; affine.parallel becomes `scf.parallel`, the loop construct that
-`convert-parallel-to-gomp` runs on libgomp threads.
+`convert-parallel-to-threads` runs on nnvm's thread pool.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """convert-to-llvm: loops and ops to the llvm dialect, gathering the conversions plugins register
 (Plugin.llvm_conversions, as MLIR dialects register ConvertToLLVM patterns):
 
-    convert-affine-to-scf, [stage 'loops': e.g. convert-parallel-to-gomp], convert-scf-to-cf
+    convert-affine-to-scf, [stage 'loops': e.g. convert-parallel-to-threads], convert-scf-to-cf
     (xDSL), convert-math/vector/memref/arith/func/cf-to-llvm, [stage 'ops'],
     reconcile-unrealized-casts (xDSL)
 
@@ -32,7 +32,7 @@ from nnvm.support.plugins import registry
 
 
 def registered_conversions(stage: str) -> list[ModulePass]:
-    """The plugins' conversions of one stage (nnvm's own CPU target registers libgomp's)."""
+    """The plugins' conversions of one stage (nnvm's own CPU target registers its thread pool's)."""
     reg = registry()
     return [
         reg.passes[name][0]()() for name, (st, _) in reg.llvm_conversions.items() if st == stage

@@ -35,9 +35,14 @@ _C_TYPES = {
 
 
 def runtime_sources() -> list[Path]:
-    """The model-independent C runtime shipped with nnvm."""
+    """The model-independent C runtime shipped with nnvm (the entry points' helpers and the
+    parallel-loop runtime)."""
     root = resources.files("nnvm.targets.cpu")
-    return [Path(str(root / "nnvm_runtime.c"))]
+    return [Path(str(root / "nnvm_runtime.c")), threads_source()]
+
+
+def threads_source() -> Path:
+    return Path(str(resources.files("nnvm.targets.cpu") / "nnvm_threads.c"))
 
 
 def include_dir() -> Path:

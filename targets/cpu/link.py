@@ -1,12 +1,16 @@
 """Linking on the host: find the C compiler once, and link a model library (kernel objects, the
-generated entry point, the C runtime, device kernels' blobs, libgomp) into one .so."""
+generated entry point, the C runtime with its parallel-loop runtime, device kernels' blobs)
+into one .so."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from nnvm.support.errors import UserError
@@ -62,5 +66,21 @@ def link_model_library(
     return link_shared(
         [entry, *runtime_sources(), *obj_paths],
         out,
-        [f"-I{include_dir()}", *extra, "-lgomp", "-lm"],
+        [f"-I{include_dir()}", *extra, "-pthread", "-lm"],
     )
+
+
+@cache
+def threads_library(cc=None) -> Path:
+    """nnvm_threads.c as a shared library of its own, for JIT-compiled kernels (model
+    libraries compile it in): built once per source version and user, then reused."""
+    from nnvm.targets.cpu.entry_point import threads_source
+
+    source = threads_source()
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    out = Path(tempfile.gettempdir()) / f"nnvm-threads-{os.getuid()}-{digest}.so"
+    if not out.exists():
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+        link_shared([source], tmp, ["-DNNVM_THREADS_EXPORT", "-pthread"], cc=cc)
+        os.replace(tmp, out)
+    return out

@@ -13,7 +13,7 @@
  * JSON) lists; 64-byte alignment is recommended, not required for inputs and outputs.
  * A model owns its arena and its copy of the weights; one model must not run concurrently on
  * two threads (create one per thread). Parallel kernels use NNVM_NUM_THREADS threads (default:
- * all CPUs) through libgomp.
+ * the CPUs this process may use) on the thread pool of nnvm_threads.c, compiled into the library.
  *
  * Every kernel is also exported by name with the kernel ABI
  *   void fused_<ops>_<hash>(const void *in0, ..., void *out0, ...);

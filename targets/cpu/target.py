@@ -137,7 +137,7 @@ class CPUTarget(Target):
             LowerToTE(target=self),
             ApplyDefaultSchedulePass(target=self),
             LowerTEToLoops(target=self),
-            ConvertToLLVM(),  # with libgomp's parallel loops, registered by nnvm.universe
+            ConvertToLLVM(),  # with the thread pool's parallel loops, registered by nnvm.universe
         ]
 
     def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:

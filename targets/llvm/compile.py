@@ -31,7 +31,7 @@ from nnvm.targets.cpu.target import (
 from nnvm.targets.llvm.translate import to_llvmlite_module
 
 NUM_THREADS_SYMBOL = "nnvm_num_threads"
-"""i32 global read by parallel loops (0: libgomp's default)."""
+"""i32 global read by parallel loops (0: one thread per online CPU)."""
 
 TARGET_SYMBOL = "nnvm_build_target"
 """NUL-terminated string in each shared library: the `CPUTarget.description` it was built for."""
@@ -39,12 +39,17 @@ TARGET_SYMBOL = "nnvm_build_target"
 ModuleLike = ModuleOp | ir.Module | str
 
 
+PARALLEL_RUNTIME_SYMBOL = "nnvm_parallel"
+"""What kernels with parallel loops call (targets/cpu/nnvm_threads.c)."""
+
+
 @cache
-def load_libgomp() -> str:
-    """Make libgomp's symbols (GOMP_parallel, omp_get_thread_num, ...) visible to the JIT."""
-    name = ctypes.util.find_library("gomp")
-    if name is None:
-        raise UserError("libgomp is not installed; parallel kernels need it (apt: libgomp1)")
+def load_parallel_runtime() -> str:
+    """Make the parallel-loop runtime's symbols (nnvm_parallel, nnvm_loop_start, ...) visible
+    to the JIT."""
+    from nnvm.targets.cpu.link import threads_library
+
+    name = str(threads_library())
     llvm.load_library_permanently(name)
     return name
 
@@ -245,8 +250,8 @@ def _optimized(module: ModuleLike, target: CPUTarget, *, jit: bool, pic: bool):
     ir_mod = _to_ir_module(module, target)
     tm = target.target_machine(jit=jit, pic=pic)
     text = str(ir_mod)
-    if "GOMP_parallel" in text or "omp_get_" in text:
-        load_libgomp()
+    if PARALLEL_RUNTIME_SYMBOL in text:
+        load_parallel_runtime()
     return ir_mod, tm
 
 
@@ -299,7 +304,8 @@ def build_shared_library(
     target: str | CPUTarget | None = None,
     cc: str | None = None,
 ) -> Path:
-    """Compile to `path` (a .so) with the system C compiler as linker; links libgomp if used."""
+    """Compile to `path` (a .so) with the system C compiler as linker; compiles the parallel-loop
+    runtime in if the kernels use it."""
     tgt = parse_target(target)
     ir_mod, _ = _optimized(module, tgt, jit=False, pic=True)
     obj = emit_object(ir_mod, tgt)
@@ -310,8 +316,12 @@ def build_shared_library(
     with tempfile.TemporaryDirectory(prefix="nnvm-") as tmp:
         obj_path = Path(tmp) / (out.stem + ".o")
         obj_path.write_bytes(obj)
-        flags = ["-lgomp"] if "GOMP_parallel" in str(ir_mod) or "omp_get_" in str(ir_mod) else []
-        link_shared([obj_path], out, [*flags, "-lm"], cc=cc)
+        inputs: list[Path] = [obj_path]
+        if PARALLEL_RUNTIME_SYMBOL in str(ir_mod):
+            from nnvm.targets.cpu.entry_point import threads_source
+
+            inputs.append(threads_source())
+        link_shared(inputs, out, ["-pthread", "-lm"], cc=cc)
     sigs = _signatures(ir_mod)
     _write_signatures(out, sigs)
     return out

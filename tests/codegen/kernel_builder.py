@@ -99,7 +99,7 @@ class KernelBuilder:
 
     @contextmanager
     def parallel(self, bounds: Sequence[tuple[int, int]], steps: Sequence[int] | None = None):
-        """scf.parallel over constant bounds (the construct that runs on libgomp threads)."""
+        """scf.parallel over constant bounds (the construct that runs on the thread pool)."""
         steps = steps or [1] * len(bounds)
         lbs = [self.index(lo) for lo, _ in bounds]
         ubs = [self.index(hi) for _, hi in bounds]

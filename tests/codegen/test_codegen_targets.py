@@ -144,16 +144,17 @@ def test_num_threads_settings(monkeypatch):
 
 
 def thread_id_kernel(n: int):
-    """out[i] = 16 * (team size) + the OpenMP thread that ran iteration i of a parallel loop."""
+    """out[i] = 16 * (team size) + the team thread that ran iteration i of a parallel loop
+    (targets/cpu/nnvm_threads.c)."""
     kb = KernelBuilder("k", [MemRefType(i32, [n])])
     (out,) = kb.args
-    for name in ("omp_get_thread_num", "omp_get_num_threads"):
+    for name in ("nnvm_thread_index", "nnvm_team_size"):
         kb.module.body.block.add_op(
             llvm.FuncOp(name, llvm.LLVMFunctionType([], i32), linkage=llvm.LinkageAttr("external"))
         )
     with kb.parallel([(0, n)]) as (i,):
-        tid = kb.op(llvm.CallOp("omp_get_thread_num", return_type=i32))
-        nth = kb.op(llvm.CallOp("omp_get_num_threads", return_type=i32))
+        tid = kb.op(llvm.CallOp("nnvm_thread_index", return_type=i32))
+        nth = kb.op(llvm.CallOp("nnvm_team_size", return_type=i32))
         sixteen = kb.op(arith.ConstantOp(IntegerAttr(16, i32)))
         team = kb.op(arith.MuliOp(nth, sixteen))
         kb.op(memref.StoreOp.get(kb.op(arith.AddiOp(team, tid)), out, [i]))

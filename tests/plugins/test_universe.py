@@ -27,6 +27,6 @@ def test_xdsl_opt_runs_nnvm_passes() -> None:
 
 def test_nnvm_sees_every_universe() -> None:
     names = pass_factories()
-    for name in ("fuse", "lower-te-to-loops", "convert-to-llvm", "convert-parallel-to-gomp"):
+    for name in ("fuse", "lower-te-to-loops", "convert-to-llvm", "convert-parallel-to-threads"):
         assert name in names
     assert "convert-linalg-to-loops" in names or "canonicalize" in names

@@ -1,4 +1,4 @@
-"""The IR fuzzer in our own suite (nnvm/testing/fuzz_ir.py): seeded mutations of the lit inputs
+"""The IR fuzzer in our own suite (nnvm/tools/fuzz_ir.py): seeded mutations of the lit inputs
 through nnvm-opt with every pass family; a failure prints its reproducer. The cases run in one
 worker process with a time limit each (~10 ms a case): 200 in the fast tier, 10,000 in the full
 tier (in shards, so xdist spreads them)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nnvm.testing.fuzz_ir import fuzz
+from nnvm.tools.fuzz_ir import fuzz
 
 LIT = Path(__file__).resolve().parents[2] / "filecheck"
 FULL_CASES, FULL_SHARDS = 10_000, 4

@@ -1,20 +1,22 @@
-"""convert-parallel-to-gomp: `scf.parallel` loops run on libgomp threads (the ABI contract).
+"""convert-parallel-to-threads: `scf.parallel` loops run on nnvm's thread pool (the ABI
+contract; targets/cpu/nnvm_threads.c).
 
 Each outermost `scf.parallel` (what `affine.parallel` becomes in convert-affine-to-scf) is
 outlined into `func.func private @<fn>_par<k>(%ctx: !llvm.ptr)` and replaced by
 
     %ctx = llvm.alloca  (a struct holding every value the body uses from outside)
-    llvm.call @GOMP_parallel(@<fn>_par<k>, %ctx, load @nnvm_num_threads, 0)
+    llvm.call @nnvm_parallel(@<fn>_par<k>, %ctx, load @nnvm_num_threads, 0)
 
-Inside, the threads share out the collapsed iteration space dynamically through libgomp's
-loop API (`GOMP_loop_dynamic_start` / `_next` / `_end_nowait`, chunks of
-`max(ceil(total / (4 * omp_get_num_threads())), 1)` iterations), so a descheduled thread
-delays only its current chunk rather than a whole static share. Each chunk turns the linear
-index back into the loop's induction variables and runs the body (static
+Inside, the threads claim chunks of the collapsed iteration space from one shared counter
+(`nnvm_loop_start` / `_next` / `_end`, chunks of `max(ceil(total / (4 * nnvm_team_size())), 1)`
+iterations); the caller claims too, so it can finish the loop alone, and it never waits for a
+worker that has not started (one whose core another process holds). Each chunk turns the
+linear index back into the loop's induction variables and runs the body (static
 `memref.alloca`s at the top of the body, per-thread scratch, move to the entry). Nested
 `scf.parallel` loops run sequentially inside their thread. The thread count is the weak i32
-global `nnvm_num_threads` (0: libgomp's default), which the runtime sets from
-`nnvm.set_num_threads` / `NNVM_NUM_THREADS` before each call.
+global `nnvm_num_threads` (0: one per online CPU), which the runtime sets from
+`nnvm.set_num_threads` / `NNVM_NUM_THREADS` before each call. The calls have libgomp's
+signatures (GOMP_parallel, GOMP_loop_dynamic_*), under nnvm's names.
 
 Reductions (`scf.parallel` with results) are not supported: reduce into per-iteration slots of
 a buffer instead.
@@ -45,7 +47,7 @@ from nnvm.lowering.to_llvm.llvm_builder import PTR, convert_type, ensure_functio
 
 NUM_THREADS_GLOBAL = "nnvm_num_threads"
 _BOOL = IntegerType(8)
-"""C `bool` as libgomp returns it (only the low byte of the return register is defined)."""
+"""C `bool` as the runtime returns it (only the low byte of the return register is defined)."""
 
 
 def _inside(value: SSAValue, op: Operation) -> bool:
@@ -149,7 +151,7 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
             ops.append(cast)
             value = cast.results[0]
         mapping[v] = value
-    nth_call = llvm.CallOp("omp_get_num_threads", return_type=i32)
+    nth_call = llvm.CallOp("nnvm_team_size", return_type=i32)
     nth = arith.IndexCastOp(nth_call.returned, IndexType())
     ops += [nth_call, nth]
 
@@ -206,9 +208,9 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     body_ops.append(scf.YieldOp())
     for o in body_ops:
         loop_body.add_op(o)
-    # entry: GOMP_loop_dynamic_start(0, total, 1, chunk, &lo, &hi) -> ^chunk or ^done
-    # ^chunk: for lin in [lo, hi) { body }; GOMP_loop_dynamic_next(&lo, &hi) -> ^chunk or ^done
-    # ^done: GOMP_loop_end_nowait() (GOMP_parallel's closing barrier joins the threads)
+    # entry: nnvm_loop_start(0, total, 1, chunk, &lo, &hi) -> ^chunk or ^done
+    # ^chunk: for lin in [lo, hi) { body }; nnvm_loop_next(&lo, &hi) -> ^chunk or ^done
+    # ^done: nnvm_loop_end() (nnvm_parallel waits for the threads still inside)
     one_i64 = llvm.ConstantOp(IntegerAttr(1, i64), i64)
     lo_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
     hi_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
@@ -216,7 +218,7 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     casts = [arith.IndexCastOp(v, i64) for v in (zero, total, one, chunk)]
     ops += casts
     start = llvm.CallOp(
-        "GOMP_loop_dynamic_start",
+        "nnvm_loop_start",
         *(c.result for c in casts),
         lo_ptr.res,
         hi_ptr.res,
@@ -233,12 +235,12 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     lo_idx = arith.IndexCastOp(lo.dereferenced_value, IndexType())
     hi_idx = arith.IndexCastOp(hi.dereferenced_value, IndexType())
     loop = scf.ForOp(lo_idx.result, hi_idx.result, one, [], Region(loop_body))
-    nxt = llvm.CallOp("GOMP_loop_dynamic_next", lo_ptr.res, hi_ptr.res, return_type=_BOOL)
+    nxt = llvm.CallOp("nnvm_loop_next", lo_ptr.res, hi_ptr.res, return_type=_BOOL)
     has_next = arith.CmpiOp(nxt.returned, false.result, "ne")
     for o in (lo, hi, lo_idx, hi_idx, loop, nxt, has_next):
         chunk_block.add_op(o)
     chunk_block.add_op(cf.ConditionalBranchOp(has_next.result, chunk_block, (), done_block, ()))
-    done_block.add_op(llvm.CallOp("GOMP_loop_end_nowait"))
+    done_block.add_op(llvm.CallOp("nnvm_loop_end"))
     done_block.add_op(func.ReturnOp())
     ops.append(cf.ConditionalBranchOp(has_first.result, chunk_block, (), done_block, ()))
     for o in ops:
@@ -282,19 +284,17 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     nt_ptr = llvm.AddressOfOp(NUM_THREADS_GLOBAL, PTR)
     nt = llvm.LoadOp(nt_ptr.result, i32, alignment=4)
     flags = llvm.ConstantOp(IntegerAttr(0, i32), i32)
-    call = llvm.CallOp("GOMP_parallel", fn_ptr.result, alloca.res, nt.dereferenced_value, flags)
+    call = llvm.CallOp("nnvm_parallel", fn_ptr.result, alloca.res, nt.dereferenced_value, flags)
     site += [fn_ptr, nt_ptr, nt, flags, call]
     Rewriter.replace_op(par, site, [])
 
 
 def _declare_runtime(module: ModuleOp) -> None:
-    ensure_function_declaration(module, "GOMP_parallel", [PTR, PTR, i32, i32], None)
-    ensure_function_declaration(module, "omp_get_num_threads", [], i32)
-    ensure_function_declaration(
-        module, "GOMP_loop_dynamic_start", [i64, i64, i64, i64, PTR, PTR], _BOOL
-    )
-    ensure_function_declaration(module, "GOMP_loop_dynamic_next", [PTR, PTR], _BOOL)
-    ensure_function_declaration(module, "GOMP_loop_end_nowait", [], None)
+    ensure_function_declaration(module, "nnvm_parallel", [PTR, PTR, i32, i32], None)
+    ensure_function_declaration(module, "nnvm_team_size", [], i32)
+    ensure_function_declaration(module, "nnvm_loop_start", [i64, i64, i64, i64, PTR, PTR], _BOOL)
+    ensure_function_declaration(module, "nnvm_loop_next", [PTR, PTR], _BOOL)
+    ensure_function_declaration(module, "nnvm_loop_end", [], None)
     for op in module.ops:
         if getattr(op, "sym_name", None) == StringAttr(NUM_THREADS_GLOBAL):
             return
@@ -304,10 +304,10 @@ def _declare_runtime(module: ModuleOp) -> None:
 
 
 @dataclass(frozen=True)
-class ConvertParallelToGomp(ModulePass):
-    """Outline scf.parallel bodies and run them through libgomp's GOMP_parallel."""
+class ConvertParallelToThreads(ModulePass):
+    """Outline scf.parallel bodies and run them on nnvm's thread pool (nnvm_parallel)."""
 
-    name = "convert-parallel-to-gomp"
+    name = "convert-parallel-to-threads"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outermost = [

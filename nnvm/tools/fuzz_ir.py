@@ -146,7 +146,7 @@ def fuzz(root: Path, count: int, seed: int = 0, timeout: float = 20.0) -> list[F
 
     todo = cases(root, count, seed)
     outcomes = run_isolated(
-        "nnvm.testing.fuzz_ir:check_case", ((t, p) for _, t, p in todo), timeout=timeout
+        "nnvm.tools.fuzz_ir:check_case", ((t, p) for _, t, p in todo), timeout=timeout
     )
     return [
         Finding(todo[o.index][0], todo[o.index][2], todo[o.index][1], o.problem)

@@ -1,6 +1,6 @@
-// RUN: nnvm-opt %s -p convert-parallel-to-gomp | filecheck %s
+// RUN: nnvm-opt %s -p convert-parallel-to-threads | filecheck %s
 
-// The body of an outermost scf.parallel is outlined and run by GOMP_parallel; the values it
+// The body of an outermost scf.parallel is outlined and run by nnvm_parallel (targets/cpu/nnvm_threads.c); the values it
 // uses from outside travel in a struct on the caller's stack (constants are re-created).
 // CHECK-LABEL: func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>)
 // CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1) : i64
@@ -12,22 +12,22 @@
 // CHECK-NEXT:    %[[NTP:.*]] = llvm.mlir.addressof @nnvm_num_threads : !llvm.ptr
 // CHECK-NEXT:    %[[NT:.*]] = llvm.load %[[NTP]] {alignment = 4 : i64} : !llvm.ptr -> i32
 // CHECK-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %[[NT]], %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    llvm.call @nnvm_parallel(%[[FN]], %[[CTX]], %[[NT]], %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NEXT:    func.return
-// CHECK:       llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
-// CHECK-NEXT:  llvm.func @omp_get_num_threads() -> i32
-// CHECK-NEXT:  llvm.func @GOMP_loop_dynamic_start(i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
-// CHECK-NEXT:  llvm.func @GOMP_loop_dynamic_next(!llvm.ptr, !llvm.ptr) -> i8
-// CHECK-NEXT:  llvm.func @GOMP_loop_end_nowait()
+// CHECK:       llvm.func @nnvm_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
+// CHECK-NEXT:  llvm.func @nnvm_team_size() -> i32
+// CHECK-NEXT:  llvm.func @nnvm_loop_start(i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:  llvm.func @nnvm_loop_next(!llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:  llvm.func @nnvm_loop_end()
 // CHECK-NEXT:  llvm.mlir.global weak @nnvm_num_threads(0 : i32) {addr_space = 0 : i32, alignment = 4 : i64} : i32
 
 // The threads share out the collapsed 10 x 7 space dynamically: chunks of
-// max(ceil(n / (4 * nthreads)), 1) iterations from GOMP_loop_dynamic_start/_next, each run
+// max(ceil(n / (4 * nthreads)), 1) iterations from nnvm_loop_start/_next, each run
 // as a loop that recovers (i, j) by division; the nested parallel loop runs sequentially.
 // CHECK-LABEL: func.func private @scale_par0(%{{.*}}: !llvm.ptr)
 // CHECK:         %[[LO:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
 // CHECK-NEXT:    %[[HI:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
-// CHECK:         %[[NTH:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK:         %[[NTH:.*]] = llvm.call @nnvm_team_size() : () -> i32
 // CHECK-NEXT:    %[[NTHI:.*]] = arith.index_cast %[[NTH]] : i32 to index
 // CHECK:         %[[TOTAL:.*]] = arith.muli
 // CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : index
@@ -39,7 +39,7 @@
 // CHECK-NEXT:    %[[E:.*]] = arith.index_cast %[[TOTAL]] : index to i64
 // CHECK-NEXT:    %[[I1:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK-NEXT:    %[[CH:.*]] = arith.index_cast %[[CHUNK]] : index to i64
-// CHECK-NEXT:    %[[GOT:.*]] = llvm.call @GOMP_loop_dynamic_start(%[[S]], %[[E]], %[[I1]], %[[CH]], %[[LO]], %[[HI]]) : (i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
+// CHECK-NEXT:    %[[GOT:.*]] = llvm.call @nnvm_loop_start(%[[S]], %[[E]], %[[I1]], %[[CH]], %[[LO]], %[[HI]]) : (i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i8
 // CHECK-NEXT:    %[[FALSE:.*]] = arith.constant 0 : i8
 // CHECK-NEXT:    %[[HAS:.*]] = arith.cmpi ne, %[[GOT]], %[[FALSE]] : i8
 // CHECK-NEXT:    cf.cond_br %[[HAS]], ^[[CHUNKBB:.*]], ^[[DONE:.*]]
@@ -55,11 +55,11 @@
 // CHECK:           scf.for
 // CHECK-NOT:       scf.parallel
 // CHECK:           memref.store
-// CHECK:         %[[MORE:.*]] = llvm.call @GOMP_loop_dynamic_next(%[[LO]], %[[HI]]) : (!llvm.ptr, !llvm.ptr) -> i8
+// CHECK:         %[[MORE:.*]] = llvm.call @nnvm_loop_next(%[[LO]], %[[HI]]) : (!llvm.ptr, !llvm.ptr) -> i8
 // CHECK-NEXT:    %[[HASM:.*]] = arith.cmpi ne, %[[MORE]], %[[FALSE]] : i8
 // CHECK-NEXT:    cf.cond_br %[[HASM]], ^[[CHUNKBB]], ^[[DONE]]
 // CHECK-NEXT:  ^[[DONE]]:
-// CHECK-NEXT:    llvm.call @GOMP_loop_end_nowait() : () -> ()
+// CHECK-NEXT:    llvm.call @nnvm_loop_end() : () -> ()
 // CHECK-NEXT:    func.return
 func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
   %c0 = arith.constant 0 : index
@@ -86,7 +86,7 @@ func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
 // the outlined function's entry, not once per iteration inside the chunk loop.
 // CHECK-LABEL: func.func private @scratch_par0(%{{.*}}: !llvm.ptr)
 // CHECK:         %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
-// CHECK:         llvm.call @GOMP_loop_dynamic_start
+// CHECK:         llvm.call @nnvm_loop_start
 // CHECK:         scf.for
 // CHECK-NOT:       memref.alloca
 // CHECK:           memref.store %{{.*}}, %[[T]]

@@ -1,0 +1,249 @@
+/* The parallel-loop runtime of CPU kernels: a pool of worker threads in which the caller never
+ * waits for a worker that has not started.
+ *
+ * A parallel loop is outlined into fn(ctx) (convert-parallel-to-threads); nnvm_parallel()
+ * publishes it to the pool and runs it on the calling thread too. Inside fn, every thread claims
+ * chunks of the iteration space from one shared counter (nnvm_loop_start / nnvm_loop_next), so
+ * the caller alone can finish the whole loop. When it has, it closes the job and waits only for
+ * the workers still inside fn, which are running; a worker that wakes late (its core was busy
+ * with another process) finds the job closed and goes back to sleep. libgomp's GOMP_parallel
+ * instead joins every thread of the team at a barrier, so one descheduled worker stalls the
+ * caller for a scheduler time slice, on every parallel loop.
+ *
+ * The same signatures as libgomp's (GOMP_parallel, GOMP_loop_dynamic_start/next/end_nowait,
+ * omp_get_num_threads), under our names. Compiled into every model library and, for the JIT,
+ * into a small shared library of its own (targets/llvm/compile.py). */
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef NNVM_THREADS_EXPORT
+#define NNVM_THREADS_API __attribute__((visibility("default")))
+#else
+#define NNVM_THREADS_API __attribute__((visibility("hidden")))
+#endif
+
+#define MAX_WORKERS 255
+#define SPIN_BEFORE_SLEEP 20000 /* polls (~50-100 us) before a worker sleeps on the condvar */
+#define CLOSED (1u << 30)
+
+typedef void (*nnvm_task)(void *);
+
+struct job {
+    _Atomic int64_t next; /* the next unclaimed iteration */
+    int32_t threads;      /* the team size fn sees */
+    nnvm_task fn;
+    void *ctx;
+};
+
+/* What one thread knows about the loop it is sharing. */
+struct loop {
+    struct job *job;
+    int64_t end, chunk;
+};
+
+static _Thread_local struct loop tl_loop;
+static _Thread_local bool tl_in_team;
+static _Thread_local int32_t tl_index; /* 0: the caller; k: worker k */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static _Atomic uint32_t generation; /* bumped for every job */
+static _Atomic uint32_t state;      /* CLOSED | the number of workers inside fn */
+static _Atomic int sleepers;
+static struct job shared_job;
+static int started; /* workers started so far (under pool_lock) */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static bool join_job(void) {
+    uint32_t s = atomic_load_explicit(&state, memory_order_acquire);
+    while (!(s & CLOSED)) {
+        if (atomic_compare_exchange_weak_explicit(&state, &s, s + 1, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return true;
+    }
+    return false;
+}
+
+static void *worker_main(void *arg) {
+    int index = (int)(intptr_t)arg; /* 1 .. started; the caller is 0 */
+    tl_index = index;
+    uint32_t seen = atomic_load_explicit(&generation, memory_order_acquire);
+    for (;;) {
+        uint32_t g;
+        int spins = 0;
+        while ((g = atomic_load_explicit(&generation, memory_order_acquire)) == seen) {
+            if (++spins < SPIN_BEFORE_SLEEP) {
+                cpu_relax();
+                continue;
+            }
+            pthread_mutex_lock(&sleep_lock);
+            atomic_fetch_add(&sleepers, 1);
+            while (atomic_load_explicit(&generation, memory_order_acquire) == seen)
+                pthread_cond_wait(&wake, &sleep_lock);
+            atomic_fetch_sub(&sleepers, 1);
+            pthread_mutex_unlock(&sleep_lock);
+            spins = 0;
+        }
+        seen = g;
+        if (!join_job())
+            continue; /* too late: the caller finished this job without us */
+        if (index < shared_job.threads) {
+            tl_in_team = true;
+            tl_loop.job = &shared_job;
+            shared_job.fn(shared_job.ctx);
+            tl_loop.job = NULL;
+            tl_in_team = false;
+        }
+        atomic_fetch_sub_explicit(&state, 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static int default_threads(void) { /* the CPUs this process may run on */
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                        : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : (int)n;
+}
+
+/* Start workers up to `want` (under pool_lock); returns how many run. */
+static int ensure_workers(int want) {
+    while (started < want) {
+        pthread_attr_t attr;
+        pthread_t t;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 8u << 20); /* kernels keep up to 256 KiB on the stack */
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&t, &attr, worker_main, (void *)(intptr_t)(started + 1));
+        pthread_attr_destroy(&attr);
+        if (failed)
+            break;
+        started++;
+    }
+    return started;
+}
+
+static void after_fork_in_child(void) {
+    /* the child has none of the parent's threads: start afresh */
+    pthread_mutex_init(&pool_lock, NULL);
+    pthread_mutex_init(&sleep_lock, NULL);
+    pthread_cond_init(&wake, NULL);
+    atomic_store(&state, CLOSED);
+    atomic_store(&sleepers, 0);
+    started = 0;
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init_pool(void) {
+    atomic_store(&state, CLOSED);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+static void run_alone(nnvm_task fn, void *ctx) {
+    struct job solo = {.threads = 1, .fn = fn, .ctx = ctx};
+    struct loop saved = tl_loop;
+    bool was = tl_in_team;
+    atomic_init(&solo.next, 0);
+    tl_loop.job = &solo;
+    tl_in_team = true;
+    fn(ctx);
+    tl_loop = saved;
+    tl_in_team = was;
+}
+
+NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, int32_t flags) {
+    (void)flags;
+    pthread_once(&once, init_pool);
+    int want = nthreads > 0 ? nthreads : default_threads();
+    if (want > MAX_WORKERS + 1)
+        want = MAX_WORKERS + 1;
+    /* nested, single-threaded, or the pool busy with another caller's loop: run it here */
+    if (want <= 1 || tl_in_team || pthread_mutex_trylock(&pool_lock) != 0) {
+        run_alone(fn, ctx);
+        return;
+    }
+    int team = ensure_workers(want - 1) + 1;
+    if (team > want)
+        team = want;
+    atomic_store_explicit(&shared_job.next, 0, memory_order_relaxed);
+    shared_job.threads = team;
+    shared_job.fn = fn;
+    shared_job.ctx = ctx;
+    atomic_store_explicit(&state, 0, memory_order_release); /* open, nobody inside */
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+    if (atomic_load(&sleepers) > 0) {
+        pthread_mutex_lock(&sleep_lock);
+        pthread_cond_broadcast(&wake);
+        pthread_mutex_unlock(&sleep_lock);
+    }
+    tl_in_team = true;
+    tl_loop.job = &shared_job;
+    fn(ctx); /* claims chunks until none are left */
+    tl_loop.job = NULL;
+    tl_in_team = false;
+    atomic_fetch_or_explicit(&state, CLOSED, memory_order_acq_rel);
+    /* wait for the workers still inside fn: they are running (they claimed a chunk or are
+     * about to find none left) */
+    int spins = 0;
+    while ((atomic_load_explicit(&state, memory_order_acquire) & ~CLOSED) != 0) {
+        if (++spins < 1000)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static bool claim(int64_t *lo, int64_t *hi) {
+    struct loop *l = &tl_loop;
+    if (l->job == NULL)
+        return false;
+    int64_t start = atomic_fetch_add_explicit(&l->job->next, l->chunk, memory_order_relaxed);
+    if (start >= l->end)
+        return false;
+    *lo = start;
+    *hi = start + l->chunk < l->end ? start + l->chunk : l->end;
+    return true;
+}
+
+/* Iterations [start, end) with step incr (1 in what the pass emits), in chunks. */
+NNVM_THREADS_API bool nnvm_loop_start(int64_t start, int64_t end, int64_t incr, int64_t chunk,
+                                      int64_t *lo, int64_t *hi) {
+    (void)incr;
+    if (tl_loop.job == NULL) { /* called outside nnvm_parallel: this thread does it all */
+        *lo = start;
+        *hi = end;
+        return start < end;
+    }
+    (void)start; /* the counter starts at 0, the start the pass always passes */
+    tl_loop.end = end;
+    tl_loop.chunk = chunk > 0 ? chunk : 1;
+    return claim(lo, hi);
+}
+
+NNVM_THREADS_API bool nnvm_loop_next(int64_t *lo, int64_t *hi) { return claim(lo, hi); }
+
+NNVM_THREADS_API void nnvm_loop_end(void) {}
+
+/* This thread's index in the team running the current loop (0: the caller). */
+NNVM_THREADS_API int32_t nnvm_thread_index(void) { return tl_loop.job != NULL ? tl_index : 0; }
+
+NNVM_THREADS_API int32_t nnvm_team_size(void) {
+    return tl_loop.job != NULL ? tl_loop.job->threads : 1;
+}
