@@ -2,6 +2,7 @@
 
 python -m bench                       # all models, 1 and 2 threads, JSON to bench-results.json
 python -m bench --models resnet18 --threads 1 --rounds 9
+python -m bench --neighbour           # latency with a CPU-bound neighbour process (bench/neighbour.py)
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", default="bench-results.json", help="where to write results")
+    parser.add_argument(
+        "--neighbour",
+        action="store_true",
+        help="quiet 1-thread vs 2-thread latency beside a CPU-bound neighbour process",
+    )
     args = parser.parse_args(argv)
+    if args.neighbour:
+        return neighbour_main(args)
 
     peaks = {t: measure_peak(t) for t in args.threads}
     for t, p in peaks.items():
@@ -39,6 +47,21 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     with open(args.json, "w") as f:
         json.dump({"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1)
+    print(f"results written to {args.json}")
+    return 0
+
+
+def neighbour_main(args) -> int:
+    from bench.neighbour import neighbour_compare, neighbour_table
+
+    results = []
+    for name in args.models:
+        print(f"{name} beside a busy neighbour ...", flush=True)
+        model = MODELS[name]()
+        results.append(neighbour_compare(name, model, random_inputs(model, seed=0)))
+    print(neighbour_table(results))
+    with open(args.json, "w") as f:
+        json.dump({"neighbour": [r.as_dict() for r in results]}, f, indent=1)
     print(f"results written to {args.json}")
     return 0
 
