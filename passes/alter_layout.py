@@ -232,6 +232,10 @@ class DenseToMatmul(RewritePattern):
         if len(xs) < 2 or rows < self.min_rows:
             return
         unflatten = _unflattened(op)
+        if unflatten is not None and shape_of(unflatten[0].input)[-2] < self.min_rows:
+            # [b.., m, k] with m tiny (torch's [seq, batch=1, hidden]): batched, each batch
+            # would be a GEMV; the flattened rows tile as one matmul instead
+            unflatten = None
         lhs = unflatten[0].input if unflatten is not None else x
         weight_ops, weight, panel = _matmul_weight(w, shape_of(lhs)[-2], self.panel)
         mm = MatmulOp.make(lhs, weight, rhs_panel=panel)

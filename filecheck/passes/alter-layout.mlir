@@ -149,16 +149,29 @@ func.func @dense_to_matmul(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func @dense_of_flattened_rows
 // CHECK-NEXT:    %w = nnvm.param "w" : tensor<8x16xf32>
 // CHECK-NEXT:    %[[WT:.*]] = nnvm.transpose %w {perm = [1, 0]} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<2x3x16xf32>, tensor<16x8xf32>) -> tensor<2x3x8xf32>
-// CHECK-NEXT:    %[[R:.*]] = nnvm.relu %[[M]] : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = nnvm.relu %[[M]] : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
 // CHECK-NEXT:    func.return %[[R]]
-func.func @dense_of_flattened_rows(%x: tensor<2x3x16xf32>) -> tensor<2x3x8xf32> {
+func.func @dense_of_flattened_rows(%x: tensor<2x4x16xf32>) -> tensor<2x4x8xf32> {
   %w = nnvm.param "w" : tensor<8x16xf32>
-  %f = nnvm.reshape %x {shape = [6, 16]} : (tensor<2x3x16xf32>) -> tensor<6x16xf32>
+  %f = nnvm.reshape %x {shape = [8, 16]} : (tensor<2x4x16xf32>) -> tensor<8x16xf32>
+  %d = nnvm.dense %f, %w : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x8xf32>
+  %u = nnvm.reshape %d {shape = [2, 4, 8]} : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %r = nnvm.relu %u : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %r : tensor<2x4x8xf32>
+}
+
+// Rows flattened out of [seq, 1, k] (torch's batch-second layout): unflattened, each batch
+// would be one row (a GEMV); they stay one matmul of the flattened rows.
+// CHECK-LABEL: func.func @dense_of_flattened_single_rows
+// CHECK:         %[[F:.*]] = nnvm.reshape %x {shape = [6, 16]}
+// CHECK:         nnvm.matmul %[[F]], %{{.*}} : (tensor<6x16xf32>, tensor<16x8xf32>) -> tensor<6x8xf32>
+func.func @dense_of_flattened_single_rows(%x: tensor<6x1x16xf32>) -> tensor<6x1x8xf32> {
+  %w = nnvm.param "w" : tensor<8x16xf32>
+  %f = nnvm.reshape %x {shape = [6, 16]} : (tensor<6x1x16xf32>) -> tensor<6x16xf32>
   %d = nnvm.dense %f, %w : (tensor<6x16xf32>, tensor<8x16xf32>) -> tensor<6x8xf32>
-  %u = nnvm.reshape %d {shape = [2, 3, 8]} : (tensor<6x8xf32>) -> tensor<2x3x8xf32>
-  %r = nnvm.relu %u : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
-  func.return %r : tensor<2x3x8xf32>
+  %u = nnvm.reshape %d {shape = [6, 1, 8]} : (tensor<6x8xf32>) -> tensor<6x1x8xf32>
+  func.return %u : tensor<6x1x8xf32>
 }
 
 // Enough rows, columns and depth to pack: the weight becomes [N/32, K, 32] column panels
@@ -204,4 +217,4 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
-// STATS-NEXT:   (S) 5 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 6 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

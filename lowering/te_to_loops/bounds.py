@@ -177,7 +177,10 @@ class DimRegion:
 
     offset: Linear | None  # over outer loops and SSA offsets; None: the whole dimension
     extent: int
-    needs_guard: bool
+    guard_low: bool
+    """Can offset + [0, extent) start below 0? (the producer's loops then need a guard)"""
+    guard_high: bool
+    """Can it end beyond the dimension's size?"""
 
 
 def infer_region(
@@ -199,7 +202,7 @@ def infer_region(
 def _one_dim(
     forms: list[Form], size: int, inner: dict[IterVar, int], outer_ranges: dict[IterVar, int]
 ) -> DimRegion:
-    full = DimRegion(None, size, False)
+    full = DimRegion(None, size, False, False)
     if not forms or any(f is None for f in forms):
         return full
     sym: dict[Key, int] | None = None
@@ -225,14 +228,13 @@ def _one_dim(
         return full
     # can offset + [0, extent) leave [0, size)? (then the producer's loops need a guard)
     min_off, max_off = lo_c, lo_c
-    guard = False
+    unknown = False  # an SSA offset: its sign is not known here
     for k, c in sym.items():
         if isinstance(k, IterVar) and k in outer_ranges:
             span = c * (outer_ranges[k] - 1)
             min_off += min(0, span)
             max_off += max(0, span)
         else:
-            guard = True
-    if min_off < 0 or max_off + extent > size:
-        guard = True
-    return DimRegion(Linear(dict(sym), lo_c), extent, guard)
+            unknown = True
+    low, high = unknown or min_off < 0, unknown or max_off + extent > size
+    return DimRegion(Linear(dict(sym), lo_c), extent, low, high)

@@ -30,8 +30,9 @@ from nnvm.lowering.te_to_loops.emitter import (
     hint,
 )
 
-AttachedRegion = list[tuple[SSAValue | None, int, bool]]
-"""Per dimension of a stage: (offset of the region, its extent, whether it needs a guard)."""
+AttachedRegion = list[tuple[SSAValue | None, int, tuple[bool, bool]]]
+"""Per dimension of a stage: (offset of the region, its extent, whether it needs a guard at its
+low and at its high end)."""
 
 
 def attached_region(
@@ -71,7 +72,7 @@ def attached_region(
     region: AttachedRegion = []
     for r in regions:
         off = None if r.offset is None else materialize(gen, r.offset, vals)
-        region.append((off, r.extent, r.needs_guard))
+        region.append((off, r.extent, (r.guard_low, r.guard_high)))
     if producer in scope.views:
         return region, scope.views[producer]
     elt = producer.value.type.element_type  # type: ignore[attr-defined]

@@ -23,6 +23,11 @@ from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update
 from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
 
 
+GUARDED_UNROLL_LIMIT = 32
+"""An unrolled loop whose bound is only known at run time (a split tail) is unrolled anyway,
+each iteration guarded, up to this many iterations (a register tile's rows)."""
+
+
 class LoopNestEmitter(VectorEmitter):
     """Emits the loop nest of one compute stage, with the stages computed at its loops inside."""
 
@@ -41,10 +46,11 @@ class LoopNestEmitter(VectorEmitter):
             if isinstance(rel, Split) and ext[rel.outer] * ext[rel.inner] > ext[rel.parent]:
                 constraints.append(Constraint(rel.parent, None, ext[rel.parent]))
         if region:
-            for d, (off, _, guard) in enumerate(region):
-                if guard:
-                    full = stage.shape[d]
+            for d, (off, _, (low, high)) in enumerate(region):
+                full = stage.shape[d]
+                if high:
                     constraints.append(Constraint(spatial[d], off, full))
+                if low:
                     constraints.append(Constraint(spatial[d], off, full, lower=True))
         attached: dict[IterVar, list[Stage]] = {}
         for other in self.state.stages:
@@ -134,6 +140,17 @@ class LoopNestEmitter(VectorEmitter):
         elif ann == "unroll" and ub_dyn is None and static <= 512:
             for c in range(static):
                 inner(self.cval(c))
+        elif ann == "unroll" and static <= GUARDED_UNROLL_LIMIT:
+            # a tile at a tail: still unrolled, each iteration under `c < bound`, so the tile's
+            # buffers keep constant indices (and stay in registers) on every tile
+            assert ub_dyn is not None
+            for c in range(static):
+                test = self.add1(arith.CmpiOp(self.index(c), ub_dyn, "slt"))
+                block = Block()
+                with self.at(block):
+                    inner(self.cval(c))
+                    self.add(scf.YieldOp())
+                self.add(scf.IfOp(test, [], Region(block)))
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
             self.emit_parallel(
                 leaf,

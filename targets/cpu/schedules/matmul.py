@@ -38,7 +38,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
-    mf = divisor(m, tuple(range(rows, 1, -1)), min(m, 4))
+    mf = divisor(m, tuple(range(rows, 1, -1)), min(m, rows))  # else a guarded tail tile
     depth = math.prod(anchor.reduce_shape)
     tile_bytes = max(mf * depth * max(element_bits(anchor.element_type) // 8, 1), 1)  # K may be 0
     per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
