@@ -3,6 +3,7 @@
 python -m bench                       # all models, 1 and 2 threads, JSON to bench-results.json
 python -m bench --models resnet18 --threads 1 --rounds 9
 python -m bench --neighbour           # latency with a CPU-bound neighbour process (bench/neighbour.py)
+python -m bench --kernels             # single-op kernel classes off the fast paths (bench/kernels.py)
 """
 
 from __future__ import annotations
@@ -29,9 +30,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="quiet 1-thread vs 2-thread latency beside a CPU-bound neighbour process",
     )
+    parser.add_argument(
+        "--kernels", action="store_true", help="single-op kernel classes (bench/kernels.py)"
+    )
     args = parser.parse_args(argv)
     if args.neighbour:
         return neighbour_main(args)
+    if args.kernels:
+        return kernels_main(args)
 
     peaks = {t: measure_peak(t) for t in args.threads}
     for t, p in peaks.items():
@@ -47,6 +53,24 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     with open(args.json, "w") as f:
         json.dump({"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1)
+    print(f"results written to {args.json}")
+    return 0
+
+
+def kernels_main(args) -> int:
+    from bench.kernels import KERNELS
+
+    peaks = {t: measure_peak(t) for t in args.threads}
+    results = []
+    for name, make in KERNELS.items():
+        model = make()
+        inputs = random_inputs(model, seed=0)
+        for t in args.threads:
+            print(f"{name} on {t} thread(s) ...", flush=True)
+            results.append(compare(name, model, inputs, t, model_flops(model), peaks[t], 5))
+    print(table(results))
+    with open(args.json, "w") as f:
+        json.dump({"peak_gflops": peaks, "kernels": [r.as_dict() for r in results]}, f, indent=1)
     print(f"results written to {args.json}")
     return 0
 

@@ -193,15 +193,16 @@ def compare(
 
 
 def table(results: list[Result]) -> str:
+    width = max([12, *(len(r.model) for r in results)])
     header = (
-        f"{'model':<12} {'thr':>3} {'ours ms (min)':>17} {'ORT ms (min)':>17} {'ours/ORT':>8} "
+        f"{'model':<{width}} {'thr':>3} {'ours ms (min)':>17} {'ORT ms (min)':>17} {'ours/ORT':>8} "
         f"{'GFLOP/s':>8} {'%peak':>6} {'compile s':>9} {'quiet':>6}"
     )
     rows = [header, "-" * len(header)]
     for r in results:
         quiet = len(r.rounds) - r.discarded_rounds
         rows.append(
-            f"{r.model:<12} {r.threads:>3} {r.ours_median_ms:9.2f} ({r.ours_min_ms:6.2f}) "
+            f"{r.model:<{width}} {r.threads:>3} {r.ours_median_ms:9.2f} ({r.ours_min_ms:6.2f}) "
             f"{r.ort_median_ms:9.2f} ({r.ort_min_ms:6.2f}) {r.ratio:8.2f} {r.gflops:8.1f} "
             f"{r.peak_pct:6.1f} {r.compile_s:9.1f} {quiet:>3}/{len(r.rounds):<2}"
         )

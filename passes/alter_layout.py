@@ -144,7 +144,7 @@ class BlockConv2D(RewritePattern):
         dense conv blocks its input and output channels each by the largest block dividing
         them (MobileNet's 144 -> 24 projection reads NCHW16c and writes NCHW8c, so no
         transform sits between it and the 16-blocked depthwise conv before it); a grouped
-        conv uses one block for both."""
+        conv uses one block for both, one that divides the channels of a group."""
         if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
             return None
         if op.attr("out_layout"):
@@ -161,7 +161,14 @@ class BlockConv2D(RewritePattern):
         b = conv_block(c, o, self.block)
         if c % b or o % b:
             return None
-        return b, largest_divisor_at_most(i, b), b
+        groups = op.attr("groups")
+        if i == 1 and groups == c == o:  # depthwise: OIHW1i<b>o
+            return b, 1, b
+        if i % b or (o // groups) % b:
+            # a block would span groups (ResNeXt's 4 channels per group in 8-wide blocks):
+            # the NCHW direct conv handles that; a blocked one would need index division
+            return None
+        return b, b, b  # each block inside one group: the blocked conv over the group's blocks
 
     def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A conv over fewer input channels than a block (an image stem) that cannot block its

@@ -219,6 +219,32 @@ class Conv2DOp(NNVMOp):
                 ("n", "ocb", "oh", "ow", "oc"),
                 "conv2d_nchwc",
             )
+        grouped_blocked = (
+            same
+            and cb is not None
+            and groups > 1
+            and ig % cb == 0
+            and og % cb == 0
+            and data_layout.text == f"NCHW{cb}c"
+            and kernel_layout.text == f"OIHW{cb}i{cb}o"
+        )
+        if grouped_blocked:  # every channel block inside one group
+            assert cb is not None
+            in_blocks, out_blocks = ig // cb, og // cb
+
+            def grouped_nchwc(*a: Expr) -> Expr:
+                n, ocb, oh, ow, oc, icb, rh, rw, ic = a
+                ih, iw = window(oh, ow, rh, rw)
+                first = (ocb // out_blocks) * in_blocks  # the group's first input block
+                return xp[n, first + icb, ih, iw, ic] * w[ocb, icb, rh, rw, ic, oc]
+
+            return conv(
+                grouped_nchwc,
+                (in_blocks, kh, kw, cb),
+                ("icb", "kh", "kw", "ic"),
+                ("n", "ocb", "oh", "ow", "oc"),
+                "conv2d_nchwc",
+            )
         blocked = (
             cb is not None
             and ob is not None

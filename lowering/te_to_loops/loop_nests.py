@@ -22,7 +22,6 @@ from nnvm.lowering.te_to_loops.emitter import (
 from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update
 from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
 
-
 GUARDED_UNROLL_LIMIT = 32
 """An unrolled loop whose bound is only known at run time (a split tail) is unrolled anyway,
 each iteration guarded, up to this many iterations (a register tile's rows)."""

@@ -1,0 +1,108 @@
+"""The kernel classes that missed the fast paths (issue 14), built and checked against
+onnxruntime: matmuls whose row count no register tile divides (197 tokens), rows in torch's
+[seq, 1, hidden] layout, grouped convolutions with blocks inside a group and across groups,
+convs whose output rows no tile divides (1x7 on 17 columns, dilated on 33). bench/kernels.py
+times the same shapes; here they only have to be right."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import nnvm
+from nnvm.compiler import build
+from nnvm.frontend import from_onnx
+from nnvm.runtime import graph_runtime
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
+
+
+def _model(node, x_shape, weights):
+    rng = np.random.default_rng(3)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal(s) * 0.1).astype(np.float32), k)
+        for k, s in weights.items()
+    ]
+    graph = helper.make_graph(
+        [node],
+        "kernel",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _check(model, x_shape) -> None:
+    x = np.random.default_rng(4).standard_normal(x_shape).astype(np.float32)
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, params=params)
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    m.run(x=x)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x})[0]
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape",
+    [
+        ([1, 197, 96], [96, 64]),  # 197 rows: full tiles and a tail tile
+        ([13, 40], [40, 24]),
+        ([197, 1, 96], [96, 64]),  # [seq, batch=1, hidden]
+        ([5, 3, 48], [48, 40]),  # 3 rows per batch: flattened
+        ([2, 7, 33], [33, 17]),  # odd everything
+    ],
+)
+def test_matmul_with_rows_no_tile_divides(x_shape, w_shape) -> None:
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    _check(_model(node, x_shape, {"w": w_shape}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "channels, groups, hw, kernel, stride, dilation",
+    [
+        (64, 4, 10, 3, 1, 1),  # 16 channels per group: blocked, blocks inside groups
+        (32, 2, 9, 3, 2, 1),  # strided
+        (128, 32, 12, 3, 1, 1),  # 4 per group: stays NCHW (blocks would span groups)
+        (48, 4, 8, 1, 1, 1),  # 12 per group
+        (32, 32, 9, 3, 1, 2),  # depthwise, dilated
+    ],
+)
+def test_grouped_conv(channels, groups, hw, kernel, stride, dilation) -> None:
+    pad = dilation * (kernel - 1) // 2
+    node = helper.make_node(
+        "Conv",
+        ["x", "w"],
+        ["y"],
+        group=groups,
+        strides=[stride, stride],
+        dilations=[dilation, dilation],
+        pads=[pad] * 4,
+    )
+    w = [channels, channels // groups, kernel, kernel]
+    x_shape = [1, channels, hw, hw]
+    _check(_model(node, x_shape, {"w": w}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "channels, hw, kernel, pads, dilation",
+    [
+        (32, 17, (1, 7), (0, 3, 0, 3), 1),  # 17 output columns
+        (32, 17, (7, 1), (3, 0, 3, 0), 1),
+        (16, 33, (3, 3), (2, 2, 2, 2), 2),  # 33 columns, dilated
+        (16, 23, (3, 3), (6, 6, 6, 6), 6),
+    ],
+)
+def test_conv_rows_no_tile_divides(channels, hw, kernel, pads, dilation) -> None:
+    node = helper.make_node(
+        "Conv", ["x", "w"], ["y"], pads=list(pads), dilations=[dilation, dilation]
+    )
+    x_shape = [1, channels, hw, hw]
+    _check(_model(node, x_shape, {"w": [channels, channels, *kernel]}), x_shape)
