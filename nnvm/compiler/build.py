@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 
 from nnvm.compiler.executor_graph import executor_graph
 from nnvm.compiler.kernel_cache import KernelCache, cache_dir, code_fingerprint
+from nnvm.compiler.parallel_compile import Compiled
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.passes.fuse import FUSED_PREFIX
@@ -49,6 +50,9 @@ class BuildTimes:
     link: float = 0.0
     kernels_compiled: int = 0
     kernels_cached: int = 0
+    kernels_compiled_parallel: int = 0
+    """Of kernels_compiled, those compiled in worker processes (lowering and codegen then add
+    up their CPU time, not the build's wall time)."""
     stages: dict[str, float] = field(default_factory=dict)
 
 
@@ -154,6 +158,21 @@ def _kernel_module(fn: func.FuncOp) -> ModuleOp:
     return ModuleOp([clone])
 
 
+def kernel_key(module: ModuleOp, target: Target) -> str:
+    """The kernel cache key: the code that compiles it, the target, the kernel's IR."""
+    return hashlib.sha256(
+        "\n".join([codegen_fingerprint(target), target.description, ir_text(module)]).encode()
+    ).hexdigest()
+
+
+def lower_kernel(module: ModuleOp, target: Target, ctx: Context, dump: Path | None) -> None:
+    """The target's kernel passes on one kernel module, in place (IR after each in `dump`)."""
+    for k, p in enumerate(target.kernel_passes()):
+        p.apply(ctx, module)
+        if dump is not None:
+            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
+
+
 def compile_kernel(
     fn: func.FuncOp,
     target: Target,
@@ -164,20 +183,14 @@ def compile_kernel(
 ) -> bytes:
     """One fused function -> the target's artifact for it (cached on disk by IR and target)."""
     module = _kernel_module(fn)
-    source = ir_text(module)
-    key = hashlib.sha256(
-        "\n".join([codegen_fingerprint(target), target.description, source]).encode()
-    ).hexdigest()
+    key = kernel_key(module, target)
     if dump is None:
         found = store.get(key, target.kind)
         if found is not None:
             times.kernels_cached += 1
             return found
     start = time.perf_counter()
-    for k, p in enumerate(target.kernel_passes()):
-        p.apply(ctx, module)
-        if dump is not None:
-            (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
+    lower_kernel(module, target, ctx, dump)
     times.lowering += time.perf_counter() - start
     start = time.perf_counter()
     obj = target.emit_kernel(module, fn.sym_name.data)
@@ -185,6 +198,42 @@ def compile_kernel(
     times.kernels_compiled += 1
     store.put(key, target.kind, obj)
     return obj
+
+
+def precompile_host_kernels(
+    kernels: Mapping[str, func.FuncOp], host: Target, times: BuildTimes, store: KernelCache
+) -> dict[str, bytes]:
+    """The host kernels the cache lacks, compiled in worker processes (parallel_compile.py)
+    and put in the cache: kernel name -> object. Too few, one job, or a kernel a worker
+    failed on: left to the build's own loop."""
+    from nnvm.compiler.parallel_compile import MIN_KERNELS, compile_parallel, jobs_wanted
+
+    if jobs_wanted() < 2 or len(kernels) < MIN_KERNELS:
+        return {}
+    names_by_key: dict[str, list[str]] = {}
+    texts: dict[str, tuple[str, str]] = {}  # key -> (IR text, a kernel name)
+    for name, fn in kernels.items():
+        module = _kernel_module(fn)
+        key = kernel_key(module, host)
+        if key not in names_by_key and store.get(key, host.kind) is not None:
+            continue  # cached: the loop reads it
+        names_by_key.setdefault(key, []).append(name)
+        texts.setdefault(key, (ir_text(module), name))
+    if len(texts) < MIN_KERNELS:
+        return {}
+    keys = list(texts)
+    jobs = [(texts[k][0], host, texts[k][1]) for k in keys]
+    ready: dict[str, bytes] = {}
+    for key, answer in zip(keys, compile_parallel(jobs), strict=True):
+        if isinstance(answer, Compiled):
+            store.put(key, host.kind, answer.obj)
+            times.lowering += answer.lowering_s
+            times.codegen += answer.codegen_s
+            times.kernels_compiled += 1
+            times.kernels_compiled_parallel += 1
+            for name in names_by_key[key]:
+                ready[name] = answer.obj
+    return ready
 
 
 def place_kernels(
@@ -275,6 +324,11 @@ def build(
     objects: list[bytes] = []
     blobs: dict[str, bytes] = {}
     store = KernelCache(cache_dir())
+    ready: dict[str, bytes] = {}
+    if dump is None:
+        host_kernels = {n: kernels[n] for n in graph.kernels if placement[n] is None}
+        report("kernels", 0, len(graph.kernels))
+        ready = precompile_host_kernels(host_kernels, host, times, store)
     for k, name in enumerate(graph.kernels):
         report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
@@ -282,7 +336,10 @@ def build(
             kdump.mkdir(parents=True, exist_ok=True)
         tgt = placement[name] or host
         try:
-            artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times, store)
+            if name in ready:
+                artifact = ready[name]
+            else:
+                artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times, store)
         except UserError as err:
             if tgt is host:
                 raise
