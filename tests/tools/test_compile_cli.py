@@ -36,3 +36,19 @@ def test_bad_shape_argument(tmp_path):
     assert proc.returncode == 1
     assert "error: --shape expects NAME=D0,D1" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_threads_sets_both_runtimes_thread_count(tmp_path):
+    from nnvm.testing import onnx_models
+
+    (tmp_path / "m.onnx").write_bytes(onnx_models.mlp(sizes=(8, 4)).SerializeToString())
+    proc = _compile("m.onnx", "-o", "out", "--run", "--repeat", "1", "--threads", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 thread(s)" in proc.stdout
+
+
+def test_threads_must_be_a_positive_number(tmp_path):
+    for bad in ("0", "two"):
+        proc = _compile("--threads", bad, cwd=tmp_path)
+        assert proc.returncode == 1
+        assert "--threads" in proc.stderr and "Traceback" not in proc.stderr
