@@ -10,25 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-
-def _model(node: onnx.NodeProto, x_shape: list[int], weights: dict[str, tuple]) -> onnx.ModelProto:
-    rng = np.random.default_rng(0)
-    inits = [
-        numpy_helper.from_array((rng.standard_normal(s) * 0.05).astype(np.float32), k)
-        for k, s in weights.items()
-    ]
-    graph = helper.make_graph(
-        [node],
-        "kernel",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+from nnvm.testing.onnx_models import single_op
 
 
 def _conv(c: int, hw: int, k=(3, 3), groups: int = 1, dil: int = 1) -> onnx.ModelProto:
@@ -36,11 +21,11 @@ def _conv(c: int, hw: int, k=(3, 3), groups: int = 1, dil: int = 1) -> onnx.Mode
     node = helper.make_node(
         "Conv", ["x", "w"], ["y"], group=groups, dilations=[dil, dil], pads=[ph, pw, ph, pw]
     )
-    return _model(node, [1, c, hw, hw], {"w": (c, c // groups, *k)})
+    return single_op(node, [1, c, hw, hw], {"w": (c, c // groups, *k)})
 
 
 def _matmul(x_shape: list[int], w_shape: tuple[int, int]) -> onnx.ModelProto:
-    return _model(helper.make_node("MatMul", ["x", "w"], ["y"]), x_shape, {"w": w_shape})
+    return single_op(helper.make_node("MatMul", ["x", "w"], ["y"]), x_shape, {"w": w_shape})
 
 
 KERNELS: dict[str, Callable[[], onnx.ModelProto]] = {

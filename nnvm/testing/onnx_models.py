@@ -333,6 +333,31 @@ def mlp(batch: int = 1, sizes: Sequence[int] = (64, 32, 32, 10), seed: int = 0) 
     return g.model("mlp", [("input", [batch, sizes[0]])], [(x, "output", [batch, sizes[-1]])])
 
 
+def single_op(
+    node: onnx.NodeProto,
+    x_shape: Sequence[int],
+    weights: dict[str, Sequence[int]],
+    scale: float = 0.05,
+    seed: int = 0,
+    opset: int = 17,
+) -> onnx.ModelProto:
+    """A model of one node over float input "x" and seeded normal float weights of the given
+    shapes (times `scale`), output "y" untyped (its type is inferred)."""
+    rng = np.random.default_rng(seed)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+        for name, shape in weights.items()
+    ]
+    graph = helper.make_graph(
+        [node],
+        node.op_type.lower(),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """Standard-normal float32 inputs for every (static-shaped) graph input."""
     rng = np.random.default_rng(seed)

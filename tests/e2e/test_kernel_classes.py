@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import nnvm
 from nnvm.compiler import build
 from nnvm.frontend import from_onnx
 from nnvm.runtime import graph_runtime
+from nnvm.testing.onnx_models import single_op
 
 
 @pytest.fixture(autouse=True)
@@ -23,19 +24,7 @@ def private_cache(tmp_path_factory, monkeypatch):
 
 
 def _model(node, x_shape, weights):
-    rng = np.random.default_rng(3)
-    inits = [
-        numpy_helper.from_array((rng.standard_normal(s) * 0.1).astype(np.float32), k)
-        for k, s in weights.items()
-    ]
-    graph = helper.make_graph(
-        [node],
-        "kernel",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return single_op(node, x_shape, weights, scale=0.1, seed=3)
 
 
 def _check(model, x_shape) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -193,40 +193,40 @@ def check_model(model: onnx.ModelProto, where: str | None) -> None:
         raise UserError(f"invalid ONNX model: {_first_line(err)}", where) from None
 
 
+def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """The graph and every subgraph in it (If/Loop/Scan bodies), nested ones too."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attr.g)
+            for g in attr.graphs:
+                yield from _graphs(g)
+
+
 def _forget_declared_shapes(graph: onnx.GraphProto) -> None:
     """Declared shapes of outputs and intermediate values are hints (onnxruntime warns and
     goes on when they are wrong, and so do we: the importer infers its own); their element
     types still count."""
-    for vi in [*graph.output, *graph.value_info]:
-        if vi.type.WhichOneof("value") == "tensor_type":
-            vi.type.tensor_type.ClearField("shape")
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _forget_declared_shapes(attr.g)
-            for g in attr.graphs:
-                _forget_declared_shapes(g)
+    for g in _graphs(graph):
+        for vi in [*g.output, *g.value_info]:
+            if vi.type.WhichOneof("value") == "tensor_type":
+                vi.type.tensor_type.ClearField("shape")
 
 
 def _drop_untyped(graph: onnx.GraphProto) -> None:
     """value_info entries without a type say nothing; an untyped graph output (shape inference
     could not type it either) is typed by the importer, not by this check."""
-    keep = [vi for vi in graph.value_info if vi.type.WhichOneof("value") is not None]
-    del graph.value_info[:]
-    graph.value_info.extend(keep)
-    for vi in [*graph.input, *graph.output, *graph.value_info]:
-        if vi.type.WhichOneof("value") is None:
-            vi.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-        if vi.type.WhichOneof("value") == "tensor_type" and not vi.type.tensor_type.HasField(
-            "shape"
-        ):
-            vi.type.tensor_type.shape.SetInParent()  # unknown rank: the checker wants the field
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _drop_untyped(attr.g)
-            for g in attr.graphs:
-                _drop_untyped(g)
+    for g in _graphs(graph):
+        keep = [vi for vi in g.value_info if vi.type.WhichOneof("value") is not None]
+        del g.value_info[:]
+        g.value_info.extend(keep)
+        for vi in [*g.input, *g.output, *g.value_info]:
+            t = vi.type
+            if t.WhichOneof("value") is None:
+                t.tensor_type.elem_type = onnx.TensorProto.FLOAT
+            if t.WhichOneof("value") == "tensor_type" and not t.tensor_type.HasField("shape"):
+                t.tensor_type.shape.SetInParent()  # unknown rank: the checker wants the field
 
 
 def _first_line(err: Exception) -> str:
