@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+
+import onnx
 
 from bench.flops import model_flops
 from bench.harness import compare, table
@@ -39,39 +42,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.kernels:
         return kernels_main(args)
 
-    peaks = {t: measure_peak(t) for t in args.threads}
-    for t, p in peaks.items():
-        print(f"measured FMA peak, {t} thread(s): {p:.1f} GFLOP/s", flush=True)
-    results = []
-    for name in args.models:
-        model = MODELS[name]()
-        inputs = random_inputs(model, seed=0)
-        flops = model_flops(model)
-        for t in args.threads:
-            print(f"{name} on {t} thread(s) ...", flush=True)
-            results.append(compare(name, model, inputs, t, flops, peaks[t], rounds=args.rounds))
-    print(table(results))
-    with open(args.json, "w") as f:
-        json.dump({"peak_gflops": peaks, "results": [r.as_dict() for r in results]}, f, indent=1)
-    print(f"results written to {args.json}")
-    return 0
+    models = {name: MODELS[name] for name in args.models}
+    return side_by_side(models, args.threads, args.rounds, args.json, "results")
 
 
 def kernels_main(args) -> int:
     from bench.kernels import KERNELS
 
-    peaks = {t: measure_peak(t) for t in args.threads}
+    return side_by_side(KERNELS, args.threads, 5, args.json, "kernels")
+
+
+def side_by_side(
+    models: dict[str, Callable[[], onnx.ModelProto]],
+    threads: list[int],
+    rounds: int,
+    json_path: str,
+    json_key: str,
+) -> int:
+    """Each model against onnxruntime at each thread count (harness.compare), one table, the
+    results as JSON under `json_key`."""
+    peaks = {t: measure_peak(t) for t in threads}
+    for t, p in peaks.items():
+        print(f"measured FMA peak, {t} thread(s): {p:.1f} GFLOP/s", flush=True)
     results = []
-    for name, make in KERNELS.items():
+    for name, make in models.items():
         model = make()
         inputs = random_inputs(model, seed=0)
-        for t in args.threads:
+        flops = model_flops(model)
+        for t in threads:
             print(f"{name} on {t} thread(s) ...", flush=True)
-            results.append(compare(name, model, inputs, t, model_flops(model), peaks[t], 5))
+            results.append(compare(name, model, inputs, t, flops, peaks[t], rounds=rounds))
     print(table(results))
-    with open(args.json, "w") as f:
-        json.dump({"peak_gflops": peaks, "kernels": [r.as_dict() for r in results]}, f, indent=1)
-    print(f"results written to {args.json}")
+    with open(json_path, "w") as f:
+        json.dump({"peak_gflops": peaks, json_key: [r.as_dict() for r in results]}, f, indent=1)
+    print(f"results written to {json_path}")
     return 0
 
 

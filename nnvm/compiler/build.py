@@ -203,27 +203,32 @@ def compile_kernel(
 def precompile_host_kernels(
     kernels: Mapping[str, func.FuncOp], host: Target, times: BuildTimes, store: KernelCache
 ) -> dict[str, bytes]:
-    """The host kernels the cache lacks, compiled in worker processes (parallel_compile.py)
-    and put in the cache: kernel name -> object. Too few, one job, or a kernel a worker
-    failed on: left to the build's own loop."""
+    """Kernel name -> object for the host kernels this can settle up front: those in the
+    cache (read once here, not again by the build's loop), and the rest compiled in worker
+    processes (parallel_compile.py) and put in the cache. Too few misses, one job, or a
+    kernel a worker failed on: left to the build's own loop."""
     from nnvm.compiler.parallel_compile import MIN_KERNELS, compile_parallel, jobs_wanted
 
     if jobs_wanted() < 2 or len(kernels) < MIN_KERNELS:
         return {}
+    ready: dict[str, bytes] = {}
     names_by_key: dict[str, list[str]] = {}
     texts: dict[str, tuple[str, str]] = {}  # key -> (IR text, a kernel name)
     for name, fn in kernels.items():
         module = _kernel_module(fn)
         key = kernel_key(module, host)
-        if key not in names_by_key and store.get(key, host.kind) is not None:
-            continue  # cached: the loop reads it
+        if key not in names_by_key:
+            found = store.get(key, host.kind)
+            if found is not None:
+                ready[name] = found
+                times.kernels_cached += 1
+                continue
         names_by_key.setdefault(key, []).append(name)
         texts.setdefault(key, (ir_text(module), name))
     if len(texts) < MIN_KERNELS:
-        return {}
+        return ready
     keys = list(texts)
     jobs = [(texts[k][0], host, texts[k][1]) for k in keys]
-    ready: dict[str, bytes] = {}
     for key, answer in zip(keys, compile_parallel(jobs), strict=True):
         if isinstance(answer, Compiled):
             store.put(key, host.kind, answer.obj)
