@@ -4,6 +4,9 @@ python -m bench                       # all models, 1 and 2 threads, JSON to ben
 python -m bench --models resnet18 --threads 1 --rounds 9
 python -m bench --neighbour           # latency with a CPU-bound neighbour process (bench/neighbour.py)
 python -m bench --kernels             # single-op kernel classes off the fast paths (bench/kernels.py)
+python -m bench --suite real          # 23 torch exports nobody tuned for (bench/real.py)
+python -m bench --suite real --only vit-b16-4l gpt2-4l --threads 1
+python -m bench --efficiency          # per-kernel % of the machine's roof (bench/efficiency.py)
 """
 
 from __future__ import annotations
@@ -36,7 +39,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--kernels", action="store_true", help="single-op kernel classes (bench/kernels.py)"
     )
+    parser.add_argument(
+        "--suite", choices=["real"], help="the real-model suite (torch exports, bench/real.py)"
+    )
+    parser.add_argument("--only", nargs="+", help="suite models to run (default: all)")
+    parser.add_argument(
+        "--efficiency",
+        action="store_true",
+        help="per-kernel time, GFLOP/s, GB/s and %% of the roof, instead of the side-by-side",
+    )
     args = parser.parse_args(argv)
+    if args.suite == "real":
+        return real_main(args)
+    if args.efficiency:
+        models = {name: MODELS[name] for name in args.models}
+        return efficiency_main(
+            {n: (lambda m=m: _with_inputs(m())) for n, m in models.items()}, args
+        )
     if args.neighbour:
         return neighbour_main(args)
     if args.kernels:
@@ -76,6 +95,89 @@ def side_by_side(
     with open(json_path, "w") as f:
         json.dump({"peak_gflops": peaks, json_key: [r.as_dict() for r in results]}, f, indent=1)
     print(f"results written to {json_path}")
+    return 0
+
+
+def _with_inputs(model: onnx.ModelProto):
+    return model, random_inputs(model, seed=0)
+
+
+def efficiency_main(models: dict[str, Callable[[], tuple]], args) -> int:
+    """One efficiency report per model and thread count (bench/efficiency.py)."""
+    from bench.efficiency import efficiency_report, report_table
+    from bench.peak import measure_bandwidth
+
+    roofs = {t: (measure_peak(t), measure_bandwidth(t)) for t in args.threads}
+    reports, errors = [], {}
+    for name, make in models.items():
+        try:
+            model, inputs = make()
+            for t in args.threads:
+                report = efficiency_report(name, model, inputs, t, *roofs[t])
+                reports.append(report)
+                print(report_table(report) + "\n", flush=True)
+        except Exception as err:  # a model we cannot build: say so, go on
+            from bench.real import failure
+
+            errors[name] = failure(err)
+            print(f"{name}: {errors[name]}\n", flush=True)
+    flagged = [(r, k) for r in reports for k in r.low()]
+    print(f"kernels below 50% of roof taking over 5% of a model's time: {len(flagged)}")
+    for r, k in flagged:
+        print(
+            f"  {r.model} ({r.threads}t): {k.kernel} {k.share_pct:.0f}% of time, {k.roof_pct:.0f}%"
+        )
+    with open(args.json, "w") as f:
+        json.dump({"efficiency": [r.as_dict() for r in reports], "errors": errors}, f, indent=1)
+    print(f"results written to {args.json}")
+    return 0
+
+
+def real_main(args) -> int:
+    """The real-model suite: compile times cold and warm, then the side-by-side table."""
+    from bench.harness import compare
+    from bench.real import SUITE, compile_table, compile_times, ensure_exported, failure, load
+    from bench.real_export import default_dir
+
+    names = args.only or list(SUITE)
+    unknown = sorted(set(names) - set(SUITE))
+    if unknown:
+        print(f"unknown suite models {unknown}; the suite has {sorted(SUITE)}")
+        return 1
+    directory = default_dir()
+    ensure_exported(names, directory)
+    if args.efficiency:
+        return efficiency_main({n: (lambda n=n: load(n, directory)) for n in names}, args)
+    peaks = {t: measure_peak(t) for t in args.threads}
+    compiles, results = [], []
+    for name in names:
+        try:
+            model, inputs = load(name, directory)
+            print(f"{name}: compiling cold and warm ...", flush=True)
+            compiles.append(compile_times(name, model))
+            flops = model_flops(model)
+            for t in args.threads:
+                print(f"{name} on {t} thread(s) ...", flush=True)
+                results.append(compare(name, model, inputs, t, flops, peaks[t], args.rounds))
+        except Exception as err:  # a model we cannot import, build or match: a row, go on
+            from bench.real import CompileTimes
+
+            compiles = [c for c in compiles if c.model != name]
+            compiles.append(CompileTimes(name, SUITE[name].family, 0, 0, 0, failure(err)))
+            print(f"{name}: {failure(err)}", flush=True)
+    print(compile_table(compiles))
+    print(table(results))
+    with open(args.json, "w") as f:
+        json.dump(
+            {
+                "peak_gflops": peaks,
+                "compile": [c.as_dict() for c in compiles],
+                "results": [r.as_dict() for r in results],
+            },
+            f,
+            indent=1,
+        )
+    print(f"results written to {args.json}")
     return 0
 
 

@@ -8,6 +8,8 @@ import ctypes
 import threading
 import time
 
+import numpy as np
+
 from nnvm.targets.llvm.compile import compile_jit
 
 CHAINS = 12
@@ -76,6 +78,26 @@ def measure_peak(threads: int = 1, iterations: int = 20_000_000, repeat: int = 3
     return best
 
 
+def measure_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
+    """Best copy bandwidth (GB/s, bytes read plus bytes written) of `threads` threads, each
+    copying its own share of a `megabytes` buffer (numpy's copy releases the GIL): the memory
+    roof of the efficiency report."""
+    n = megabytes * (1 << 20) // 4 // threads
+    pairs = [(np.ones(n, np.float32), np.empty(n, np.float32)) for _ in range(threads)]
+    best = 0.0
+    for _ in range(repeat):
+        workers = [threading.Thread(target=np.copyto, args=(dst, src)) for src, dst in pairs]
+        start = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        seconds = time.perf_counter() - start
+        best = max(best, threads * n * 4 * 2 / seconds / 1e9)
+    return best
+
+
 if __name__ == "__main__":
     for t in (1, 2):
         print(f"FMA peak on {t} thread(s): {measure_peak(t):.1f} GFLOP/s")
+        print(f"copy bandwidth on {t} thread(s): {measure_bandwidth(t):.1f} GB/s")

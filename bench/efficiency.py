@@ -1,0 +1,177 @@
+"""The kernel-efficiency report (issue 14): per model, the kernels sorted by time, each with its
+GFLOP/s, GB/s and its share of the machine's roof.
+
+A kernel's roof time is the least time the machine could take for it: its floating-point work
+at the measured FMA peak, or the bytes it must move (its arguments and results, once each) at
+the measured copy bandwidth, whichever is longer (the roofline; dialects/te/work.py counts the
+work). `% roof` is roof time over measured time: 100% is as fast as the machine goes. Kernels
+are timed one by one by the debug runtime (median of `number` runs); the roofs come from
+bench/peak.py on the same thread count.
+
+    python -m bench --efficiency resnet18 [--threads 1]
+    python -m bench --suite real --efficiency        # every suite model, one report each
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import onnx
+
+#: The report's bar: a kernel is listed when it takes more than this share of its model's time
+#: and runs below LOW_ROOF_PCT of its roof.
+LOW_ROOF_PCT = 50.0
+LISTED_SHARE_PCT = 5.0
+#: Kernels shorter than this are not listed: the debug runtime's own cost of a call (a ctypes
+#: call and the timer, some microseconds) is then a large part of what it measures.
+MIN_TIMED_MS = 0.05
+
+
+@dataclass
+class KernelRow:
+    kernel: str
+    calls: int
+    ms: float
+    share_pct: float
+    gflops: float
+    gbps: float
+    bound: str  # "compute" or "memory": which roof is the higher
+    roof_pct: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    model: str
+    threads: int
+    peak_gflops: float
+    bandwidth_gbps: float
+    total_ms: float
+    rows: list[KernelRow]
+
+    def low(self) -> list[KernelRow]:
+        """The kernels the issue's bar names: above LISTED_SHARE_PCT of the time, below
+        LOW_ROOF_PCT of the roof."""
+        return [
+            r
+            for r in self.rows
+            if r.share_pct > LISTED_SHARE_PCT
+            and r.roof_pct < LOW_ROOF_PCT
+            and r.ms / r.calls >= MIN_TIMED_MS
+        ]
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["low"] = [r.kernel for r in self.low()]
+        return d
+
+
+def kernel_works(kernel_ir: dict[str, str]) -> dict:
+    """Kernel name -> Work, from the graph's kernel IR lowered to te."""
+    from xdsl.dialects import func
+
+    from nnvm.dialects.te.work import kernel_work
+    from nnvm.lowering.to_te.lower_to_te import LowerToTE
+    from nnvm.registry import make_context
+    from nnvm.support.diagnostics import parse_module
+
+    ctx = make_context()
+    works = {}
+    for name, text in kernel_ir.items():
+        module = parse_module(ctx, text, name)
+        LowerToTE().apply(ctx, module)
+        fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+        works[name] = kernel_work(fn)
+    return works
+
+
+def profile_kernels(runtime, number: int) -> list[float]:
+    """Median milliseconds of each node of a debug runtime over `number` runs."""
+    runs = []
+    for _ in range(number):
+        runtime.run()
+        runs.append([t.ms for t in runtime.timings])
+    return [statistics.median(col) for col in zip(*runs, strict=True)]
+
+
+def efficiency_report(
+    name: str,
+    model: onnx.ModelProto,
+    inputs: dict[str, np.ndarray],
+    threads: int,
+    peak_gflops: float,
+    bandwidth_gbps: float,
+    number: int = 5,
+) -> Report:
+    import nnvm
+    from nnvm.compiler import build
+    from nnvm.frontend import from_onnx
+    from nnvm.runtime import graph_runtime
+
+    nnvm.set_num_threads(threads)
+    module, params = from_onnx(model)
+    graph, lib, params = build(module, target="llvm", params=params, opt_level=3)
+    runtime = graph_runtime.create(graph, lib, nnvm.cpu(0), debug=True)
+    runtime.set_input(**params)
+    runtime.run(**inputs)
+    per_node = profile_kernels(runtime, number)
+    works = kernel_works(graph.extra["kernel_ir"])
+    by_kernel: dict[str, list[float]] = {}
+    for node, ms in zip(graph.nodes, per_node, strict=True):
+        by_kernel.setdefault(node.kernel, []).append(ms)
+    total = sum(per_node) or 1e-9
+    rows = []
+    for kernel, times in by_kernel.items():
+        ms = sum(times)
+        work = works[kernel]
+        seconds = max(ms * 1e-3, 1e-9)
+        compute_s = len(times) * work.flops / (peak_gflops * 1e9)
+        memory_s = len(times) * work.bytes / (bandwidth_gbps * 1e9)
+        rows.append(
+            KernelRow(
+                kernel=kernel,
+                calls=len(times),
+                ms=ms,
+                share_pct=100.0 * ms / total,
+                gflops=len(times) * work.flops / seconds / 1e9,
+                gbps=len(times) * work.bytes / seconds / 1e9,
+                bound="compute" if compute_s >= memory_s else "memory",
+                roof_pct=100.0 * max(compute_s, memory_s) / seconds,
+            )
+        )
+    rows.sort(key=lambda r: -r.ms)
+    return Report(name, threads, peak_gflops, bandwidth_gbps, total, rows)
+
+
+def report_table(report: Report, top: int = 15) -> str:
+    width = max([24, *(len(r.kernel) for r in report.rows[:top])])
+    head = (
+        f"{report.model} on {report.threads} thread(s): {report.total_ms:.2f} ms in kernels; "
+        f"roofs {report.peak_gflops:.0f} GFLOP/s, {report.bandwidth_gbps:.1f} GB/s"
+    )
+    header = (
+        f"{'kernel':<{width}} {'calls':>5} {'ms':>8} {'%time':>6} {'GFLOP/s':>8} {'GB/s':>7} "
+        f"{'bound':>7} {'%roof':>6}"
+    )
+    lines = [head, header, "-" * len(header)]
+    for r in report.rows[:top]:
+        lines.append(
+            f"{r.kernel:<{width}} {r.calls:>5} {r.ms:8.3f} {r.share_pct:6.1f} {r.gflops:8.1f} "
+            f"{r.gbps:7.1f} {r.bound:>7} {r.roof_pct:6.1f}"
+        )
+    if len(report.rows) > top:
+        rest = report.rows[top:]
+        lines.append(
+            f"({len(rest)} more kernels: {sum(r.ms for r in rest):.3f} ms, "
+            f"{sum(r.share_pct for r in rest):.1f}% of the time)"
+        )
+    low = report.low()
+    lines.append(
+        f"below {LOW_ROOF_PCT:.0f}% of roof and above {LISTED_SHARE_PCT:.0f}% of the time: "
+        + (", ".join(f"{r.kernel} ({r.roof_pct:.0f}%)" for r in low) if low else "none")
+    )
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""dialects/te/work.py: the floating-point work and the bytes a te kernel must move, which the
+efficiency report (bench/efficiency.py) sets against the machine's roofs."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType, f32
+
+from nnvm.dialects.nnvm import binary, conv, nn, pooling
+from nnvm.dialects.te.work import Work, kernel_work
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
+from tests.te.harness import CTX, op_module
+
+
+def t(shape: tuple[int, ...]) -> TensorType:
+    return TensorType(f32, shape)
+
+
+def work_of(cls: type, shapes: list[tuple[int, ...]], **props) -> Work:
+    module = op_module(cls, [t(s) for s in shapes], **props)
+    LowerToTE().apply(CTX, module)
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    return kernel_work(fn)
+
+
+def test_dense_counts_two_flops_per_multiply_accumulate() -> None:
+    w = work_of(nn.DenseOp, [(7, 20), (5, 20)])
+    assert w.flops == 2 * 7 * 5 * 20
+    assert w.bytes == 4 * (7 * 20 + 5 * 20 + 7 * 5)
+
+
+@pytest.mark.parametrize(("groups", "dilation"), [(1, 1), (4, 1), (8, 2)])
+def test_conv_work_is_output_times_window(groups: int, dilation: int) -> None:
+    x, wt = (1, 8, 9, 9), (16, 8 // groups, 3, 3)
+    w = work_of(
+        conv.Conv2DOp,
+        [x, wt],
+        padding=(dilation,) * 4,
+        dilation=(dilation, dilation),
+        groups=groups,
+    )
+    out = 1 * 16 * 9 * 9
+    assert w.flops == 2 * out * (8 // groups) * 9  # padding stages do no arithmetic
+    assert w.bytes == 4 * (9 * 9 * 8 + 16 * (8 // groups) * 9 + out)
+
+
+def test_elementwise_and_window_reductions_count_one_per_point() -> None:
+    assert work_of(binary.AddOp, [(3, 5), (3, 5)]).flops == 15
+    pooled = work_of(pooling.MaxPool2DOp, [(1, 2, 4, 4)], pool_size=(2, 2), strides=(2, 2))
+    assert pooled.flops == 2 * 2 * 2 * 4  # one max per window element of each output
