@@ -15,6 +15,7 @@ PASSES: dict[str, PassFactory] = {
     "nnvm-O3": lazy_pass(".pipelines", "O3", __name__),
     "simplify-inference": lazy_pass(".simplify_inference", "SimplifyInferencePass", __name__),
     "fold-scale-axis": lazy_pass(".fold_scale_axis", "FoldScaleAxisPass", __name__),
+    "prune-conv-taps": lazy_pass(".prune_conv_taps", "PruneConvTapsPass", __name__),
     "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__

@@ -1,7 +1,7 @@
-"""The opt-level pipelines (the one definition), as NNVM had them: 0 nothing, 1 fuse, 2 adds fold-constants, 3 adds
-simplify-inference, fold-scale-axis and alter-layout, in NNVM's order so that transformed
-weights are precomputed into params before fusion. Every level that fuses also plans memory,
-which the runtime needs. Usable from nnvm-opt as `-p nnvm-O3` (or `nnvm-O0`..`nnvm-O2`)."""
+"""The opt-level pipelines (the one definition), as NNVM had them: 0 nothing, 1 fuse, 2 adds
+prune-conv-taps and fold-constants, 3 adds simplify-inference, fold-scale-axis and
+alter-layout, in NNVM's order so that transformed weights are precomputed into params
+before fusion. Every level that fuses also plans memory, which the runtime needs. Usable from nnvm-opt as `-p nnvm-O3` (or `nnvm-O0`..`nnvm-O2`)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from xdsl.passes import ModulePass
 PIPELINES: dict[int, tuple[str, ...]] = {
     0: (),
     1: ("fuse", "plan-memory"),
-    2: ("fold-constants", "fuse", "cse", "dce", "plan-memory"),
+    2: ("prune-conv-taps", "fold-constants", "fuse", "cse", "dce", "plan-memory"),
     3: (
         "simplify-inference",
         "fold-scale-axis",
+        "prune-conv-taps",
         "alter-layout",
         "fold-constants",
         "fuse",

@@ -19,6 +19,7 @@ from nnvm.testing.graph_strategies import Program, programs
 GRAPH_PASSES = [
     "simplify-inference",
     "fold-scale-axis",
+    "prune-conv-taps",
     "alter-layout",
     "fold-constants",
     "fuse",
