@@ -22,7 +22,8 @@ fixed point:
 So transforms remain only at the boundaries: in front of ops that need NCHW (reshape, flatten,
 dense, softmax, returns, ...). A conv2d is left in NCHW when its input or output channels are
 not divisible by `b`, except a stem conv over fewer than `b` input channels: it keeps reading
-NCHW and writes NCHW<b>c (its `out_layout`), so what follows it runs blocked. Grouped convs are
+NCHW and writes NCHW<b>c (its `out_layout`), so what follows it runs blocked, and a 1x1 conv
+(stride 1, no padding, one group): it becomes the matmul w[O, C] . x[N, C, H*W]. Grouped convs are
 blocked like any other (the kernel's input block divides the per-group input channels, so
 depthwise kernels are OIHW1i<b>o).
 """
@@ -68,6 +69,7 @@ class _Stats:
     followers: int = 0
     composed: int = 0
     dense_to_matmul: int = 0
+    pointwise_matmuls: int = 0
 
 
 def largest_divisor_at_most(n: int, limit: int) -> int:
@@ -192,11 +194,46 @@ class BlockConv2D(RewritePattern):
         self.stats.convs += 1
         return True
 
+    def pointwise_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
+        """A 1x1, stride-1, unpadded, ungrouped conv whose channels no block divides
+        (ShuffleNet's 58, 116, 232): the matmul w[O, C] . x[N, C, H*W], whose register tiles
+        take any row and column count, instead of the NCHW direct conv (vectors along W only).
+        The reshapes around it are views."""
+        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return False
+        if op.attr("out_layout") or op.attr("groups") != 1:
+            return False
+        x, w = op.operands
+        if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
+            return False
+        if not is_constant_like(w):
+            return False
+        o, c, kh, kw = shape_of(w)
+        if (kh, kw) != (1, 1) or any(v != 1 for v in op.attr("strides")):
+            return False
+        if any(op.attr("padding")):
+            return False
+        n, _, h, wd = shape_of(x)
+        rows = ReshapeOp.make(x, shape=[n, c, h * wd])
+        weight = ReshapeOp.make(w, shape=[o, c])
+        if w.name_hint:
+            weight.results[0].name_hint = f"{w.name_hint}_OC"
+        mm = MatmulOp.make(weight.results[0], rows.results[0])
+        out = ReshapeOp.make(mm.results[0], shape=[n, o, h, wd])
+        hint = op.results[0].name_hint or "conv"
+        rows.results[0].name_hint = f"{hint}_rows"
+        mm.results[0].name_hint = f"{hint}_mm"
+        out.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [rows, weight, mm, out])
+        self.stats.pointwise_matmuls += 1
+        return True
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
         blocks = self.kernel_blocks(op)
         if blocks is None:
-            self.stem_rewrite(op, rewriter)
+            if not self.stem_rewrite(op, rewriter):
+                self.pointwise_rewrite(op, rewriter)
             return
         db, ib, ob = blocks
         data_layout, kernel_layout = f"NCHW{db}c", f"OIHW{ib}i{ob}o"
@@ -551,6 +588,14 @@ class AlterLayoutPass(ModulePass):
         record_statistic(
             op, self.name, "data-transforms", runtime, "runtime layout transforms (boundaries)"
         )
+        if stats.pointwise_matmuls:
+            record_statistic(
+                op,
+                self.name,
+                "pointwise-matmuls",
+                stats.pointwise_matmuls,
+                "unblockable 1x1 convs run as matmuls",
+            )
         if stats.dense_to_matmul:
             record_statistic(
                 op,

@@ -137,19 +137,52 @@ class ExpandDimsOp(UnaryTransformOp):
         return [te_reshape(b, x, tuple(self.infer_result_types([x.type])[0].get_shape()))]
 
 
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """The axes of a row-major reshape in matching runs: (source axes, result axes) pairs whose
+    extents have one product, extent-1 axes left out. [1, 232, 14, 14] -> [1, 2, 116, 14, 14]
+    is ([1], [1, 2]), ([2], [3]), ([3], [4]): only the channel axis is split."""
+    s_axes = [k for k, d in enumerate(src) if d != 1]
+    d_axes = [k for k, d in enumerate(dst) if d != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(s_axes) and j < len(d_axes):
+        gs, gd = [s_axes[i]], [d_axes[j]]
+        ps, pd = src[s_axes[i]], dst[d_axes[j]]
+        i, j = i + 1, j + 1
+        while ps != pd:
+            if ps < pd:
+                gs.append(s_axes[i])
+                ps *= src[s_axes[i]]
+                i += 1
+            else:
+                gd.append(d_axes[j])
+                pd *= dst[d_axes[j]]
+                j += 1
+        groups.append((gs, gd))
+    return groups
+
+
 def te_reshape(b: KernelBuilder, x: TensorRef, shape: tuple[int, ...]) -> TensorRef:
-    """Row-major reinterpretation: drop and insert extent-1 axes directly, else through the
-    flat position."""
-    src_dims = [d for d in x.shape if d != 1]
-    dst_dims = [d for d in shape if d != 1]
-    if src_dims == dst_dims:
+    """Row-major reinterpretation, run by run (reshape_groups): an axis that stays as it is
+    indexes the source directly, and only the axes a run splits or merges go through a flat
+    position, so a reshape that splits channels leaves the spatial axes (and their vector
+    loads) alone."""
+    if 0 in x.shape or 0 in shape:  # never read: any index will do
+        return b.compute(shape, lambda *i: x[topi.unravel(topi.ravel(i, shape), x.shape)])
+    groups = reshape_groups(x.shape, shape)
 
-        def direct(*i: Expr) -> Expr:
-            kept = iter([v for v, d in zip(i, shape, strict=True) if d != 1])
-            return x[[0 if d == 1 else next(kept) for d in x.shape]]
+    def index(*i: Expr) -> Expr:
+        src: list[Expr | int] = [0] * len(x.shape)
+        for gs, gd in groups:
+            if len(gs) == 1 and len(gd) == 1:
+                src[gs[0]] = i[gd[0]]
+                continue
+            flat = topi.ravel([i[a] for a in gd], [shape[a] for a in gd])
+            for a, v in zip(gs, topi.unravel(flat, [x.shape[a] for a in gs], True), strict=True):
+                src[a] = v
+        return x[src]
 
-        return b.compute(shape, direct)
-    return b.compute(shape, lambda *i: x[topi.unravel(topi.ravel(i, shape), x.shape)])
+    return b.compute(shape, index)
 
 
 RESHAPE_OPS: list[type[NNVMOp]] = [ReshapeOp, FlattenOp, SqueezeOp, ExpandDimsOp]

@@ -154,13 +154,14 @@ def identity(kind: str, t: Attribute) -> Scalar:
     return identity_of(kind, t)
 
 
-def unravel(flat: Expr, shape: Sequence[int]) -> list[Index]:
-    """Row-major indices of a flat position (extent-1 axes read 0; the outermost needs no %)."""
+def unravel(flat: Expr, shape: Sequence[int], wrap_outermost: bool = False) -> list[Index]:
+    """Row-major indices of a flat position (extent-1 axes read 0; the outermost needs no %,
+    unless `wrap_outermost`)."""
     out: list[Index] = []
     if 0 in shape:  # an empty tensor is never read: any index will do
         return [0] * len(shape)
     stride = math.prod(shape)
-    first = True
+    first = not wrap_outermost
     for d in shape:
         stride //= d
         if d == 1:

@@ -80,7 +80,7 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
   func.return %c, %d : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
-// Left alone (NCHW): a conv with 10 output channels. A conv over 3 input channels is a stem:
+// Not blocked: a 1x1 conv with 10 output channels runs as a matmul. A conv over 3 input channels is a stem:
 // it reads NCHW and writes NCHW8c (out_layout). A grouped conv with 4 channels per group
 // stays NCHW (an 8-channel block would span two groups).
 // Neighbours get transforms back to NCHW: a runtime per-channel scale, an add with an NCHW
@@ -93,7 +93,10 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 // CHECK-NEXT:    %c3 = nnvm.conv2d %x, %w3_OIHW3i8o {padding = [1, 1, 1, 1], kernel_layout = "OIHW3i8o", out_layout = "NCHW8c"} : (tensor<1x3x4x4xf32>, tensor<1x1x3x3x3x8xf32>) -> tensor<1x1x4x4x8xf32>
 // CHECK:         %c = nnvm.conv2d %c3, %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
 // CHECK-NEXT:    [[C:%.*]] = nnvm.layout_transform %c {src_layout = "NCHW8c", dst_layout = "NCHW"}
-// CHECK-NEXT:    %c10 = nnvm.conv2d [[C]], %w10 : (tensor<1x8x4x4xf32>, tensor<10x8x1x1xf32>) -> tensor<1x10x4x4xf32>
+// CHECK-NEXT:    %c10_rows = nnvm.reshape [[C]] {shape = [1, 8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %w10_OC = nnvm.reshape %w10 {shape = [10, 8]} : (tensor<10x8x1x1xf32>) -> tensor<10x8xf32>
+// CHECK-NEXT:    %c10_mm = nnvm.matmul %w10_OC, %c10_rows : (tensor<10x8xf32>, tensor<1x8x16xf32>) -> tensor<1x10x16xf32>
+// CHECK-NEXT:    %c10 = nnvm.reshape %c10_mm {shape = [1, 10, 4, 4]} : (tensor<1x10x16xf32>) -> tensor<1x10x4x4xf32>
 // CHECK-NEXT:    %cg = nnvm.conv2d [[C]], %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
 // CHECK-NEXT:    %m = nnvm.mul [[C]], %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
 // CHECK-NEXT:    %a = nnvm.add [[C]], %y : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
@@ -221,4 +224,5 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 8 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 6 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 from harness import check, op_module, random_inputs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import f16, f32, f64, i1, i32, i64
 
 from nnvm.dialects.nnvm import (
@@ -308,6 +310,10 @@ def test_reduce(cls: type, props: dict[str, Any], elt: Any) -> None:
 TRANSFORM: list[tuple[type, list[tuple[int, ...]], dict[str, Any]]] = [
     (reshape.ReshapeOp, [(2, 3, 4)], {"shape": (4, 6)}),
     (reshape.ReshapeOp, [(2, 1, 3)], {"shape": (2, 3, 1)}),
+    (reshape.ReshapeOp, [(1, 12, 5, 3)], {"shape": (1, 2, 6, 5, 3)}),  # channel shuffle
+    (reshape.ReshapeOp, [(1, 6, 2, 5, 3)], {"shape": (1, 12, 5, 3)}),
+    (reshape.ReshapeOp, [(4, 6, 5)], {"shape": (3, 8, 5)}),  # runs that split and merge
+    (reshape.ReshapeOp, [(2, 3, 4, 5)], {"shape": (6, 1, 20)}),
     (reshape.FlattenOp, [(2, 3, 4)], {"axis": 2}),
     (reshape.SqueezeOp, [(2, 1, 3, 1)], {"axes": (1, 3)}),
     (reshape.ExpandDimsOp, [(2, 3)], {"axes": (0, 2)}),
@@ -482,3 +488,19 @@ def test_other_float_types(elt: Any) -> None:
     check(op_module(binary.AddOp, [t(S, elt), t((5,), elt)]), rtol=1e-3, atol=1e-3)
     check(op_module(elementwise.SigmoidOp, [t((4, 32), elt)]), rtol=1e-3, atol=1e-3)
     check(op_module(reduce.ReduceSumOp, [t((3, 40), elt)], axes=(1,)), rtol=1e-2, atol=1e-2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_reshape_any_refactoring(data: st.DataObject) -> None:
+    """te_reshape's runs (reshape_groups) against numpy on random factorings of one size."""
+    factors = data.draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=5))
+    src = tuple(data.draw(st.permutations(factors)))
+    cut = data.draw(st.lists(st.booleans(), min_size=len(factors), max_size=len(factors)))
+    dst: list[int] = []
+    for f, merge in zip(data.draw(st.permutations(factors)), cut, strict=True):
+        if merge and dst:
+            dst[-1] *= f
+        else:
+            dst.append(f)
+    check(op_module(reshape.ReshapeOp, [t(src)], shape=tuple(dst)))
