@@ -139,7 +139,11 @@ def compare(
     theirs = session.run(None, inputs)
     max_err = 0.0
     for got, want in zip(ours, theirs, strict=True):
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-3, atol=1e-4):
+        # atol scales with the output: 100 layers of float32 sums in another order (Inception
+        # v3's logits) differ by a few 1e-4 of the largest value
+        scale = float(np.max(np.abs(want))) if want.size else 1.0
+        atol = max(1e-4, 1e-4 * scale)
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-3, atol=atol):
             raise AssertionError(
                 f"{name}: our output differs from onnxruntime (max abs error "
                 f"{float(np.max(np.abs(got - want)))})"

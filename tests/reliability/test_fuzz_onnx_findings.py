@@ -135,3 +135,23 @@ def test_lstm_without_hidden_size_is_refused() -> None:
 def test_an_undefined_output_element_type_is_refused() -> None:
     node = helper.make_node("Relu", ["x"], ["y"])
     _refused(_model(node, [2], [2], y_type=TensorProto.UNDEFINED), "element type 0")
+
+
+def test_shape_merge_conflicts_alone_do_not_refuse_a_model() -> None:
+    """torch's dynamo exporter writes rotary embeddings whose Concat onnx's strict inference
+    cannot merge (a LLaMA export: 'Inferred=1 Declared=0'); onnxruntime runs it, and shapes
+    are hints to us. Any other inference error still refuses the model."""
+    from nnvm.frontend.onnx.importer import _only_shape_merges
+
+    merge = (
+        "[ShapeInferenceError] Inference error(s): (op_type:Concat, node name: node_cat_1): "
+        "[ShapeInferenceError] Can't merge shape info. Both inferred and declared dimension "
+        "have values but they differ. Inferred=1 Declared=0 Dimension=0 "
+    )
+    assert _only_shape_merges(merge + merge.split("Inference error(s): ")[1])
+    typed = (
+        "[TypeInferenceError] Inference error(s): (op_type:Add, node name: n): "
+        "[TypeInferenceError] Input types differ"
+    )
+    assert not _only_shape_merges(merge + typed.split("Inference error(s): ")[1])
+    assert not _only_shape_merges("something else entirely")
