@@ -107,16 +107,10 @@ def efficiency_report(
     bandwidth_gbps: float,
     number: int = 5,
 ) -> Report:
-    import nnvm
-    from nnvm.compiler import build
-    from nnvm.frontend import from_onnx
-    from nnvm.runtime import graph_runtime
+    from bench.harness import compile_ours
 
-    nnvm.set_num_threads(threads)
-    module, params = from_onnx(model)
-    graph, lib, params = build(module, target="llvm", params=params, opt_level=3)
-    runtime = graph_runtime.create(graph, lib, nnvm.cpu(0), debug=True)
-    runtime.set_input(**params)
+    runtime, _ = compile_ours(model, threads, debug=True)
+    graph = runtime.graph
     runtime.run(**inputs)
     per_node = profile_kernels(runtime, number)
     works = kernel_works(graph.extra["kernel_ir"])

@@ -102,8 +102,9 @@ def ort_session(model: onnx.ModelProto, threads: int) -> ort.InferenceSession:
     )
 
 
-def compile_ours(model: onnx.ModelProto, threads: int):
-    """Import, build at O3 and create the graph runtime; returns (runner, compile seconds)."""
+def compile_ours(model: onnx.ModelProto, threads: int, debug: bool = False):
+    """Import, build at O3 and create the graph runtime (the kernel-by-kernel one when
+    `debug`); returns (runner, compile seconds)."""
     import nnvm
     from nnvm.compiler import build
     from nnvm.frontend import from_onnx
@@ -114,7 +115,7 @@ def compile_ours(model: onnx.ModelProto, threads: int):
     module, params = from_onnx(model)
     graph, lib, params = build(module, target="llvm", params=params, opt_level=3)
     compile_s = time.perf_counter() - start
-    runtime = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    runtime = graph_runtime.create(graph, lib, nnvm.cpu(0), debug=debug)
     runtime.set_input(**params)
     return runtime, compile_s
 

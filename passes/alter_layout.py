@@ -134,6 +134,16 @@ def channel_vector_to_layout(
 # ----------------------------------------------------------------------------------------------
 
 
+def _plain_float_conv(op: Conv2DOp) -> bool:
+    """An NCHW/OIHW, ungrouped conv over static float tensors with no out_layout."""
+    if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+        return False
+    if op.attr("out_layout") or op.attr("groups") != 1:
+        return False
+    x, w = op.operands
+    return is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)  # type: ignore[attr-defined]
+
+
 @dataclass
 class BlockConv2D(RewritePattern):
     """conv2d NCHW/OIHW -> layout_transform + conv2d NCHW<b>c/OIHW<i>i<b>o + layout_transform."""
@@ -175,13 +185,9 @@ class BlockConv2D(RewritePattern):
     def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A conv over fewer input channels than a block (an image stem) that cannot block its
         input: it reads NCHW and writes NCHW<b>c with an OIHW<c>i<b>o kernel."""
-        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
-            return False
-        if op.attr("out_layout") or op.attr("groups") != 1:
+        if not _plain_float_conv(op):
             return False
         x, w = op.operands
-        if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
-            return False
         c, o, b = shape_of(x)[1], shape_of(w)[0], self.block
         if c >= b or o % b:
             return False
@@ -198,14 +204,10 @@ class BlockConv2D(RewritePattern):
         """A 1x1, stride-1, unpadded, ungrouped conv whose channels no block divides
         (ShuffleNet's 58, 116, 232): the matmul w[O, C] . x[N, C, H*W], whose register tiles
         take any row and column count, instead of the NCHW direct conv (vectors along W only).
-        The reshapes around it are views."""
-        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
-            return False
-        if op.attr("out_layout") or op.attr("groups") != 1:
+        The reshapes around it are copy kernels (plan-memory has no views yet)."""
+        if not _plain_float_conv(op):
             return False
         x, w = op.operands
-        if not (is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)):  # type: ignore[attr-defined]
-            return False
         if not is_constant_like(w):
             return False
         o, c, kh, kw = shape_of(w)
