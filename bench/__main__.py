@@ -136,7 +136,15 @@ def efficiency_main(models: dict[str, Callable[[], tuple]], args) -> int:
 def real_main(args) -> int:
     """The real-model suite: compile times cold and warm, then the side-by-side table."""
     from bench.harness import compare
-    from bench.real import SUITE, compile_table, compile_times, ensure_exported, failure, load
+    from bench.real import (
+        SUITE,
+        compile_table,
+        compile_times,
+        ensure_exported,
+        failure,
+        fresh_kernel_cache,
+        load,
+    )
     from bench.real_export import default_dir
 
     names = args.only or list(SUITE)
@@ -154,11 +162,12 @@ def real_main(args) -> int:
         try:
             model, inputs = load(name, directory)
             print(f"{name}: compiling cold and warm ...", flush=True)
-            compiles.append(compile_times(name, model))
-            flops = model_flops(model)
-            for t in args.threads:
-                print(f"{name} on {t} thread(s) ...", flush=True)
-                results.append(compare(name, model, inputs, t, flops, peaks[t], args.rounds))
+            with fresh_kernel_cache():  # the side-by-side builds reuse the warm cache
+                compiles.append(compile_times(name, model))
+                flops = model_flops(model)
+                for t in args.threads:
+                    print(f"{name} on {t} thread(s) ...", flush=True)
+                    results.append(compare(name, model, inputs, t, flops, peaks[t], args.rounds))
         except Exception as err:  # a model we cannot import, build or match: a row, go on
             from bench.real import CompileTimes
 

@@ -13,13 +13,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from bench.harness import compile_ours
 from bench.real_export import SUITE
 
 
@@ -62,28 +64,32 @@ def load(name: str, directory: Path) -> tuple[onnx.ModelProto, dict[str, np.ndar
 
 
 def _build_once(model: onnx.ModelProto) -> tuple[float, int]:
-    from nnvm.compiler import build
-    from nnvm.frontend import from_onnx
-
-    start = time.perf_counter()
-    module, params = from_onnx(model)
-    graph, _, _ = build(module, target="llvm", params=params, opt_level=3)
-    return time.perf_counter() - start, len(graph.kernels)
+    """Import + build seconds (the harness's compile_ours) and the number of kernels."""
+    runtime, seconds = compile_ours(model, threads=1)
+    return seconds, len(runtime.graph.kernels)
 
 
-def compile_times(name: str, model: onnx.ModelProto) -> CompileTimes:
-    """Cold (empty kernel cache) and warm (the same cache again) import + build seconds."""
+@contextmanager
+def fresh_kernel_cache() -> Iterator[None]:
+    """An empty kernel cache (NNVM_CACHE_DIR) for what runs inside, removed after: one model's
+    cold compile, then its warm compile and the side-by-side builds, which reuse it."""
     saved = os.environ.get("NNVM_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="nnvm-bench-cache-") as cache:
         os.environ["NNVM_CACHE_DIR"] = cache
         try:
-            cold, kernels = _build_once(model)
-            warm, _ = _build_once(model)
+            yield
         finally:
             if saved is None:
                 os.environ.pop("NNVM_CACHE_DIR", None)
             else:
                 os.environ["NNVM_CACHE_DIR"] = saved
+
+
+def compile_times(name: str, model: onnx.ModelProto) -> CompileTimes:
+    """Cold and warm import + build seconds: run it inside fresh_kernel_cache(), so the first
+    build finds the cache empty and the second finds it full."""
+    cold, kernels = _build_once(model)
+    warm, _ = _build_once(model)
     return CompileTimes(name, SUITE[name].family, cold, warm, kernels)
 
 

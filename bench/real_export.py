@@ -5,8 +5,9 @@ random batches so activations do not vanish, exported by torch's dynamo exporter
 
     python -m bench.real_export [--out DIR] [--only NAME ...] [--force]
 
-Each model becomes DIR/NAME.onnx (plus NAME.onnx.data when torch keeps weights outside) and
-DIR/NAME.npz, the sample inputs both runtimes get. Needs the `bench` extra (torch, torchvision,
+Each model becomes DIR/NAME.onnx, weights inside (an export whose weights torch puts in a
+separate file is refused, and leaves nothing behind), and DIR/NAME.npz, the sample inputs both
+runtimes get. Needs the `bench` extra (torch, torchvision,
 transformers, onnxscript). The files are not committed: this script is."""
 
 from __future__ import annotations
@@ -357,11 +358,13 @@ def export_one(name: str, out: Path) -> Path:
             verbose=False,
         )
     program.save(str(tmp))
-    np.savez(out / f"{name}.npz", **inputs)
-    tmp.replace(path)
     data = out / f".{name}.tmp.onnx.data"
     if data.exists():  # torch keeps weights beside the model when they are large
+        tmp.unlink()
+        data.unlink()
         raise RuntimeError(f"{name}: the export put its weights in an external file")
+    np.savez(out / f"{name}.npz", **inputs)
+    tmp.replace(path)
     return path
 
 
