@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_graph_rewrites import PASSES, check_pass, t
 
 from nnvm.passes.prune_conv_taps import PruneConvTapsPass, pruned_axis
-from tests.passes.test_graph_rewrites import PASSES, check_pass, t
 
 PASSES["prune-conv-taps"] = PruneConvTapsPass
 

@@ -4,13 +4,13 @@ efficiency report (bench/efficiency.py) sets against the machine's roofs."""
 from __future__ import annotations
 
 import pytest
+from harness import CTX, op_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType, f32
 
 from nnvm.dialects.nnvm import binary, conv, nn, pooling
 from nnvm.dialects.te.work import Work, kernel_work
 from nnvm.lowering.to_te.lower_to_te import LowerToTE
-from tests.te.harness import CTX, op_module
 
 
 def t(shape: tuple[int, ...]) -> TensorType:
