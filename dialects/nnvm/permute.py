@@ -44,7 +44,7 @@ class TransposeOp(UnaryTransformOp):
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         x = inputs[0]
-        return [np.asarray(np.transpose(x, self._perm(x.ndim)), order="C")]
+        return [np.transpose(x, self._perm(x.ndim))]  # a view: a consumer that packs copies once
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs

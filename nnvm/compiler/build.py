@@ -32,11 +32,11 @@ from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.passes.fuse import FUSED_PREFIX
 from nnvm.registry import build_pipeline, make_context
 from nnvm.support.errors import UserError
-from nnvm.support.executor_graph import model_hash
+from nnvm.support.executor_graph import ExecutorGraph, model_hash
 from nnvm.support.ir import argument_names, find_function
 from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
-from nnvm.support.params import save_params
+from nnvm.support.params import params_fingerprint
 from nnvm.support.target import Target, parse_target
 
 
@@ -53,6 +53,8 @@ class BuildTimes:
     kernels_compiled_parallel: int = 0
     """Of kernels_compiled, those compiled in worker processes (lowering and codegen then add
     up their CPU time, not the build's wall time)."""
+    library_cached: bool = False
+    """The linked model library came from the cache (an identical build made it)."""
     stages: dict[str, float] = field(default_factory=dict)
 
 
@@ -152,16 +154,17 @@ def codegen_fingerprint(target: Target) -> str:
     return "-".join(code_fingerprint(p) for p in packages)
 
 
-def _kernel_module(fn: func.FuncOp) -> ModuleOp:
+def kernel_module(fn: func.FuncOp) -> ModuleOp:
+    """One fused function as a module of its own, as the kernel passes and the cache see it."""
     clone = fn.clone()
     clone.properties.pop("sym_visibility", None)  # a kernel is exported, not private
     return ModuleOp([clone])
 
 
-def kernel_key(module: ModuleOp, target: Target) -> str:
-    """The kernel cache key: the code that compiles it, the target, the kernel's IR."""
+def kernel_key(text: str, target: Target) -> str:
+    """The kernel cache key: the code that compiles it, the target, the kernel module's IR."""
     return hashlib.sha256(
-        "\n".join([codegen_fingerprint(target), target.description, ir_text(module)]).encode()
+        "\n".join([codegen_fingerprint(target), target.description, text]).encode()
     ).hexdigest()
 
 
@@ -174,16 +177,18 @@ def lower_kernel(module: ModuleOp, target: Target, ctx: Context, dump: Path | No
 
 
 def compile_kernel(
-    fn: func.FuncOp,
+    module: ModuleOp,
+    text: str,
     target: Target,
     ctx: Context,
     dump: Path | None,
     times: BuildTimes,
     store: KernelCache,
 ) -> bytes:
-    """One fused function -> the target's artifact for it (cached on disk by IR and target)."""
-    module = _kernel_module(fn)
-    key = kernel_key(module, target)
+    """One kernel module (its IR `text`) -> the target's artifact for it, cached on disk by
+    IR and target; the module is lowered in place."""
+    key = kernel_key(text, target)
+    name = next(op for op in module.ops if isinstance(op, func.FuncOp)).sym_name.data
     if dump is None:
         found = store.get(key, target.kind)
         if found is not None:
@@ -193,7 +198,7 @@ def compile_kernel(
     lower_kernel(module, target, ctx, dump)
     times.lowering += time.perf_counter() - start
     start = time.perf_counter()
-    obj = target.emit_kernel(module, fn.sym_name.data)
+    obj = target.emit_kernel(module, name)
     times.codegen += time.perf_counter() - start
     times.kernels_compiled += 1
     store.put(key, target.kind, obj)
@@ -201,7 +206,7 @@ def compile_kernel(
 
 
 def precompile_host_kernels(
-    kernels: Mapping[str, func.FuncOp], host: Target, times: BuildTimes, store: KernelCache
+    texts_of: Mapping[str, str], host: Target, times: BuildTimes, store: KernelCache
 ) -> dict[str, bytes]:
     """Kernel name -> object for the host kernels this can settle up front: those in the
     cache (read once here, not again by the build's loop), and the rest compiled in worker
@@ -209,14 +214,13 @@ def precompile_host_kernels(
     kernel a worker failed on: left to the build's own loop."""
     from nnvm.compiler.parallel_compile import MIN_KERNELS, compile_parallel, jobs_wanted
 
-    if jobs_wanted() < 2 or len(kernels) < MIN_KERNELS:
+    if jobs_wanted() < 2 or len(texts_of) < MIN_KERNELS:
         return {}
     ready: dict[str, bytes] = {}
     names_by_key: dict[str, list[str]] = {}
     texts: dict[str, tuple[str, str]] = {}  # key -> (IR text, a kernel name)
-    for name, fn in kernels.items():
-        module = _kernel_module(fn)
-        key = kernel_key(module, host)
+    for name, text in texts_of.items():
+        key = kernel_key(text, host)
         if key not in names_by_key:
             found = store.get(key, host.kind)
             if found is not None:
@@ -224,7 +228,7 @@ def precompile_host_kernels(
                 times.kernels_cached += 1
                 continue
         names_by_key.setdefault(key, []).append(name)
-        texts.setdefault(key, (ir_text(module), name))
+        texts.setdefault(key, (text, name))
     if len(texts) < MIN_KERNELS:
         return ready
     keys = list(texts)
@@ -249,6 +253,55 @@ def place_kernels(
     for name, fn in kernels.items():
         placed[name] = next((d for d in devices if d.accepts(fn) is None), None)
     return placed
+
+
+def verify_each() -> bool:
+    """NNVM_VERIFY_EACH=1: verify the module after every graph pass (as mlir-opt does), not
+    once after the pipeline; a whole-module verify costs as much as a cheap pass."""
+    return os.environ.get("NNVM_VERIFY_EACH", "") not in ("", "0")
+
+
+def library_key(
+    graph: ExecutorGraph, objects: Sequence[bytes], blobs: Mapping[str, bytes], host: Target
+) -> str:
+    """The cache key of a linked model library: the code and target that build it, the
+    executor graph (its entry point), every kernel object and device blob."""
+    h = hashlib.sha256()
+    for part in [codegen_fingerprint(host), host.description, graph.to_json()]:
+        h.update(part.encode() + b"\0")
+    for obj in objects:
+        h.update(hashlib.sha256(obj).digest())
+    for name in sorted(blobs):
+        h.update(name.encode() + b"\0" + hashlib.sha256(blobs[name]).digest())
+    return h.hexdigest()
+
+
+def _linked_library(
+    graph: ExecutorGraph,
+    objects: list[bytes],
+    blobs: dict[str, bytes],
+    libraries: Sequence[str],
+    host: Target,
+    workdir: Path,
+    store: KernelCache,
+    dump: Path | None,
+    times: BuildTimes,
+) -> Path:
+    """The host links the model library into workdir, or the kernel cache has it from an
+    identical build. Not cached: a build that dumps its IR (it wants entry.c), and one that
+    links user libraries (their files may change under the same names)."""
+    out = workdir / "model.so"
+    if dump is not None or libraries:
+        return host.link(graph, objects, out, blobs, libraries)
+    key = library_key(graph, objects, blobs, host)
+    found = store.get(key, "library")
+    if found is not None:
+        out.write_bytes(found)
+        times.library_cached = True
+        return out
+    linked = host.link(graph, objects, out, blobs, libraries)
+    store.put(key, "library", linked.read_bytes())
+    return linked
 
 
 def build(
@@ -302,16 +355,23 @@ def build(
     if dump is not None:
         (dump / "00-input.mlir").write_text(ir_text(module))
     pipeline = graph_passes(opt_level, host, passes)
+    each = dump is not None or verify_each()
     for k, p in enumerate(pipeline):
         report("graph passes", k, len(pipeline))
         stage = time.perf_counter()
         p.apply(ctx, module)
-        module.verify()
+        if each:
+            module.verify()
         times.stages[p.name] = times.stages.get(p.name, 0.0) + time.perf_counter() - stage
         if dump is not None:
             (dump / f"{k + 1:02d}-{p.name}.mlir").write_text(ir_text(module))
+    if not each:
+        module.verify()  # once for the pipeline; NNVM_VERIFY_EACH=1 finds the pass that broke it
     times.graph_passes = time.perf_counter() - start
-    params_out = dict(params_of(module))
+    params_out = {  # a weight no pass repacked may still be a view of a folded transpose
+        k: v if v.flags.c_contiguous else np.array(v, order="C")
+        for k, v in params_of(module).items()
+    }
     graph = executor_graph(module)
     graph.target = host.description
 
@@ -330,10 +390,12 @@ def build(
     blobs: dict[str, bytes] = {}
     store = KernelCache(cache_dir())
     ready: dict[str, bytes] = {}
+    modules = {name: kernel_module(kernels[name]) for name in graph.kernels}
+    texts = {name: ir_text(m) for name, m in modules.items()}  # key, worker job, checks
     if dump is None:
-        host_kernels = {n: kernels[n] for n in graph.kernels if placement[n] is None}
+        host_texts = {n: texts[n] for n in graph.kernels if placement[n] is None}
         report("kernels", 0, len(graph.kernels))
-        ready = precompile_host_kernels(host_kernels, host, times, store)
+        ready = precompile_host_kernels(host_texts, host, times, store)
     for k, name in enumerate(graph.kernels):
         report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
@@ -344,7 +406,7 @@ def build(
             if name in ready:
                 artifact = ready[name]
             else:
-                artifact = compile_kernel(kernels[name], tgt, ctx, kdump, times, store)
+                artifact = compile_kernel(modules[name], texts[name], tgt, ctx, kdump, times, store)
         except UserError as err:
             if tgt is host:
                 raise
@@ -355,19 +417,21 @@ def build(
             objects.append(artifact)
         else:
             blobs[name] = artifact
-    graph.extra["kernel_ir"] = {name: ir_text(kernels[name]) for name in graph.kernels}
+    graph.extra["kernel_ir"] = texts
     graph.model_hash = model_hash(
         ir_text(find_function(module, "main")),
         *graph.extra["kernel_ir"].values(),
         *graph.devices,
-        save_params(params_out),
+        params_fingerprint(params_out),
     )
     report("kernels", len(graph.kernels), len(graph.kernels))
     report("link", 0, 1)
     start = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
     try:
-        lib_path = host.link(graph, objects, workdir / "model.so", blobs, libraries)
+        lib_path = _linked_library(
+            graph, objects, blobs, libraries, host, workdir, store, dump, times
+        )
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)  # a failed link leaves nothing behind
         raise

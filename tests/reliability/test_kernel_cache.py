@@ -1,6 +1,6 @@
 """The kernel cache heals itself (the reliability issue, defect 8): a flipped, truncated, empty
-or foreign entry is a warning, recompiled and replaced; an unwritable cache compiles uncached;
-a failed link leaves no temporary folder."""
+or foreign entry (a kernel's object or the linked library) is a warning, rebuilt and replaced;
+an unwritable cache compiles uncached; a failed link leaves no temporary folder."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _corrupt(path: Path, how: str) -> None:
 def test_bad_entry_is_recompiled_and_replaced(tmp_path, monkeypatch, how: str) -> None:
     monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
     first, want = _build_and_run()
-    entries = sorted(tmp_path.glob("*.kc"))
+    entries = sorted(tmp_path.glob("*.llvm.kc"))
     assert entries and first.kernels_compiled == len(entries)
     _corrupt(entries[0], how)
     with pytest.warns(KernelCacheWarning, match="recompiling"):
@@ -58,6 +58,21 @@ def test_bad_entry_is_recompiled_and_replaced(tmp_path, monkeypatch, how: str) -
     np.testing.assert_array_equal(got, want)
     third, _ = _build_and_run()  # healed: everything from the cache again
     assert third.kernels_compiled == 0 and third.kernels_cached == len(entries)
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate", "empty", "foreign"])
+def test_bad_library_entry_is_relinked_and_replaced(tmp_path, monkeypatch, how: str) -> None:
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    first, want = _build_and_run()
+    assert not first.library_cached
+    assert _build_and_run()[0].library_cached  # an identical build links nothing
+    (library,) = tmp_path.glob("*.library.kc")
+    _corrupt(library, how)
+    with pytest.warns(KernelCacheWarning, match="recompiling"):
+        second, got = _build_and_run()
+    assert not second.library_cached and second.kernels_compiled == 0
+    np.testing.assert_array_equal(got, want)
+    assert _build_and_run()[0].library_cached
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
@@ -116,7 +131,8 @@ def _random_corruption(path: Path, rng) -> str:
 )
 def test_randomly_corrupted_entries_are_healed(tmp_path, monkeypatch, trials: int) -> None:
     """The cache fuzzer: seeded random damage to a random entry; every time, the next build
-    warns, recompiles that kernel, gives the same output, and the build after is all cached."""
+    warns, recompiles that kernel (or relinks the library), gives the same output, and the
+    build after is all cached."""
     monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
     _, want = _build_and_run()
     entries = sorted(tmp_path.glob("*.kc"))
@@ -126,7 +142,9 @@ def test_randomly_corrupted_entries_are_healed(tmp_path, monkeypatch, trials: in
         what = _random_corruption(entry, rng)
         with pytest.warns(KernelCacheWarning, match="recompiling"):
             times, got = _build_and_run()
-        assert times.kernels_compiled == 1, f"trial {trial} ({what})"
+        library = entry.name.endswith(".library.kc")
+        assert times.kernels_compiled == (0 if library else 1), f"trial {trial} ({what})"
+        assert not (library and times.library_cached), f"trial {trial} ({what})"
         np.testing.assert_array_equal(got, want, err_msg=f"trial {trial} ({what})")
     times, _ = _build_and_run()
-    assert times.kernels_compiled == 0
+    assert times.kernels_compiled == 0 and times.library_cached

@@ -167,7 +167,8 @@ class GraphBuilder:
         cached = self._materialized.get(v)
         if cached is not None:
             return cached
-        array = np.asarray(v.array, order="C")  # (ascontiguousarray would make 0-d 1-d)
+        # a folded transpose stays a view: the pass that packs the weight copies it once
+        array = np.asarray(v.array, order="C") if v.array.size <= INLINE_LIMIT else v.array
         try:
             elt = element_type_of(array.dtype)
         except TypeError:

@@ -6,6 +6,7 @@ cannot express is collected, so one error lists the model's whole gap."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import ChainMap
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from onnx import helper, numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
@@ -162,9 +163,6 @@ def _non_text_name(graph: onnx.GraphProto, path: str = "graph") -> str | None:
     return None
 
 
-PROTOBUF_LIMIT = 2**31 - 1
-
-
 def check_model(model: onnx.ModelProto, where: str | None) -> None:
     """ONNX's own checker and its type and shape inference in strict mode: a model that breaks
     the standard (a repeated or unknown attribute, an unknown opset or element type, a name
@@ -172,8 +170,6 @@ def check_model(model: onnx.ModelProto, where: str | None) -> None:
     cannot produce) is refused before anything reads it. Graph outputs and value_info may leave
     their types out (onnxruntime infers them, so do we): the check sees them inferred. It runs
     after the import, whose own errors name every problem at once."""
-    if model.ByteSize() > PROTOBUF_LIMIT:
-        return  # beyond protobuf's limit onnx checks files only, and reads them whole again
     for kind, values in (("input", model.graph.input), ("output", model.graph.output)):
         for vi in values:
             t = vi.type
@@ -182,8 +178,7 @@ def check_model(model: onnx.ModelProto, where: str | None) -> None:
                     f"invalid ONNX model: graph {kind} {vi.name!r} has element type 0 (UNDEFINED)",
                     where,
                 )
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
+    copy = _without_weight_data(model)
     copy.graph.name = copy.graph.name or "main"  # onnxruntime does not insist on one; nor do we
     _forget_declared_shapes(copy.graph)
     try:
@@ -199,6 +194,43 @@ def check_model(model: onnx.ModelProto, where: str | None) -> None:
         onnx.checker.check_model(inferred)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError) as err:
         raise UserError(f"invalid ONNX model: {_first_line(err)}", where) from None
+
+
+STAND_IN_ELEMENTS = 1024
+
+
+def _without_weight_data(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy for the check with every initializer of more than STAND_IN_ELEMENTS elements
+    turned into a graph input of its type and shape. Inference reads the values only of small
+    initializers (shapes, axes, pads); onnx serializes the model whole for each inference and
+    check, which for ResNet-50's 100 MB of weights was most of a warm build, and beyond
+    protobuf's 2 GiB would not work at all. The importer reads (and checks) the weights itself."""
+    copy = onnx.ModelProto()
+    _copy_fields(model, copy, skip="graph")
+    graph = copy.graph
+    _copy_fields(model.graph, graph, skip="initializer")
+    declared = {vi.name for vi in graph.input}
+    for init in model.graph.initializer:
+        if math.prod(init.dims) <= STAND_IN_ELEMENTS:
+            graph.initializer.add().CopyFrom(init)
+        elif init.name not in declared:  # before IR 4 an initializer is a declared input too
+            graph.input.append(
+                onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
+            )
+    return copy
+
+
+def _copy_fields(source: Any, target: Any, skip: str) -> None:
+    """Every set field of one protobuf message into another of its kind, but `skip`."""
+    for desc, value in source.ListFields():
+        if desc.name == skip:
+            continue
+        if isinstance(value, Message):
+            getattr(target, desc.name).CopyFrom(value)
+        elif isinstance(value, str | bytes | int | float | bool):
+            setattr(target, desc.name, value)
+        else:  # a repeated field
+            getattr(target, desc.name).extend(value)
 
 
 def _only_shape_merges(message: str) -> bool:
