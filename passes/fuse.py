@@ -18,7 +18,6 @@ identical groups share one function, one compile and one tuning record."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -32,7 +31,7 @@ from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.passes.graph_utils import is_source
-from nnvm.support.ir_text import ir_text
+from nnvm.support.ir_digest import StructuralDigest
 from nnvm.support.pass_statistics import record_statistic
 
 FUSED_PREFIX = "fused_"
@@ -151,10 +150,6 @@ def kernel_name(group: Group, digest: str) -> str:
     return FUSED_PREFIX + "_".join(names) + "_" + digest[:8]
 
 
-def _structural_digest(fn: func.FuncOp) -> str:
-    return hashlib.sha256(ir_text(fn, generic=True).encode()).hexdigest()
-
-
 def outline(group: Group) -> tuple[func.FuncOp, list[SSAValue]]:
     """A private function computing the group, and the values to call it with."""
     members = set(group.ops)
@@ -207,6 +202,7 @@ class FuseOpsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
         by_digest: dict[str, str] = {}
+        digest_of = StructuralDigest()
         for fn in list(existing.values()):
             if fn.sym_name.data.startswith(FUSED_PREFIX) or not fn.body.blocks:
                 continue
@@ -216,7 +212,7 @@ class FuseOpsPass(ModulePass):
                     builder.offer(node)
             for group in builder.groups:
                 kernel, inputs = outline(group)
-                digest = _structural_digest(kernel)
+                digest = digest_of(kernel)
                 name = by_digest.get(digest)
                 if name is None:
                     name = kernel_name(group, digest)
