@@ -4,6 +4,7 @@ python -m bench                       # all models, 1 and 2 threads, JSON to ben
 python -m bench --models resnet18 --threads 1 --rounds 9
 python -m bench --neighbour           # latency with a CPU-bound neighbour process (bench/neighbour.py)
 python -m bench --kernels             # single-op kernel classes off the fast paths (bench/kernels.py)
+python -m bench --gemm --threads 1    # GEMM through build() against numpy's sgemm (bench/gemm.py)
 python -m bench --suite real          # 23 torch exports nobody tuned for (bench/real.py)
 python -m bench --suite real --only vit-b16-4l gpt2-4l --threads 1
 python -m bench --efficiency          # per-kernel % of the machine's roof (bench/efficiency.py)
@@ -42,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--suite", choices=["real"], help="the real-model suite (torch exports, bench/real.py)"
     )
-    parser.add_argument("--only", nargs="+", help="suite models to run (default: all)")
+    parser.add_argument(
+        "--gemm", action="store_true", help="GEMM through build() vs numpy sgemm (bench/gemm.py)"
+    )
+    parser.add_argument("--only", nargs="+", help="suite models (or gemm cases) to run")
     parser.add_argument(
         "--efficiency",
         action="store_true",
@@ -60,9 +64,22 @@ def main(argv: list[str] | None = None) -> int:
         return neighbour_main(args)
     if args.kernels:
         return kernels_main(args)
+    if args.gemm:
+        return gemm_main(args)
 
     models = {name: MODELS[name] for name in args.models}
     return side_by_side(models, args.threads, args.rounds, args.json, "results")
+
+
+def gemm_main(args) -> int:
+    from bench.gemm import run, table
+
+    rows = run(args.threads, args.rounds, args.only)
+    print(table(rows))
+    with open(args.json, "w") as f:
+        json.dump({"gemm": [r.as_dict() for r in rows]}, f, indent=1)
+    print(f"results written to {args.json}")
+    return 0
 
 
 def kernels_main(args) -> int:

@@ -30,6 +30,7 @@ depthwise kernels are OIHW1i<b>o).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -278,9 +279,11 @@ class DenseToMatmul(RewritePattern):
         if len(xs) < 2 or rows < self.min_rows:
             return
         unflatten = _unflattened(op)
-        if unflatten is not None and shape_of(unflatten[0].input)[-2] < self.min_rows:
-            # [b.., m, k] with m tiny (torch's [seq, batch=1, hidden]): batched, each batch
-            # would be a GEMV; the flattened rows tile as one matmul instead
+        if unflatten is not None and not _rows_tile_per_batch(shape_of(unflatten[0].input)):
+            # [b.., m, k] with few rows per batch (torch's [seq, batch=1, hidden], a
+            # channels-last linear's [1, h, w, c]): batched, each batch is a thin GEMM (or a
+            # GEMV) whose tiles divide m badly; the flattened rows tile as one matmul instead
+            # (the flattening reshape is a view: plan-memory gives it no kernel)
             unflatten = None
         lhs = unflatten[0].input if unflatten is not None else x
         weight_ops, weight, panel = _matmul_weight(w, shape_of(lhs)[-2], self.panel)
@@ -297,6 +300,17 @@ class DenseToMatmul(RewritePattern):
         else:
             rewriter.replace(op, [*weight_ops, mm])
         self.stats.dense_to_matmul += 1
+
+
+BATCHED_ROWS = 64
+"""Rows per batch from which a batched matmul by a shared weight tiles about as well as the
+flattened one (its tail tiles are a small part of each batch)."""
+
+
+def _rows_tile_per_batch(shape: tuple[int, ...]) -> bool:
+    """Does [b.., m, k] run as well batched as flattened into [b..m, k] rows?"""
+    batches = math.prod(shape[:-2])
+    return batches == 1 or shape[-2] >= BATCHED_ROWS
 
 
 def _matmul_weight(w: SSAValue, rows: int, panel: int) -> tuple[list[Operation], SSAValue, int]:

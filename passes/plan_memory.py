@@ -2,6 +2,11 @@
 a tensor is dead (liveness over the graph's op order), computing elementwise kernels in place
 when their input dies there, and aligning every storage to 64 bytes.
 
+A kernel that only reshapes its input (row-major data, new shape) is a view: it gets
+`nnvm.view`, no storage of its own, and the executor graph reads its input's bytes in its
+place; the input then stays live (and is never overwritten in place) while the view is read.
+A view the function returns stays a kernel: the result must land in the caller's buffer.
+
 The plan is written into the IR: each op of the graph function that produces intermediates gets
 `nnvm.storage = array<i64: id, ...>` and `nnvm.offset = array<i64: bytes, ...>` (one entry per
 result), and the function gets `nnvm.memory_plan = {arena_bytes, naive_bytes, storages}`.
@@ -21,12 +26,14 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
+from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.passes.fuse import FUSED_PREFIX, PATTERN_ATTR
 from nnvm.passes.graph_utils import is_source
@@ -37,6 +44,7 @@ ALIGNMENT = 64
 STORAGE_ATTR = "nnvm.storage"
 OFFSET_ATTR = "nnvm.offset"
 PLAN_ATTR = "nnvm.memory_plan"
+VIEW_ATTR = "nnvm.view"
 
 
 def aligned(nbytes: int) -> int:
@@ -95,6 +103,23 @@ def _is_elementwise_kernel(node: Operation, module: ModuleOp) -> bool:
     return pattern_kind(node) <= OpPatternKind.BROADCAST
 
 
+def _is_view_kernel(node: Operation, module: ModuleOp) -> bool:
+    """A call of a kernel whose whole body reshapes its one argument."""
+    if not isinstance(node, func.CallOp) or len(node.arguments) != 1:
+        return False
+    callee = _callee(module, node.callee)
+    if callee is None or not callee.body.blocks:
+        return False
+    body = list(callee.body.block.ops)
+    return (
+        len(body) == 2
+        and isinstance(body[0], ReshapeOp)
+        and body[0].operands[0] is callee.body.block.args[0]
+        and isinstance(body[1], func.ReturnOp)
+        and list(body[1].operands) == [body[0].results[0]]
+    )
+
+
 def _callee(module: ModuleOp, ref: SymbolRefAttr) -> func.FuncOp | None:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == ref.root_reference.data:
@@ -108,6 +133,18 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
     returned = {v for op in fn.body.block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
     position = {op: k for k, op in enumerate(ops)}
 
+    # a view's result is its input's bytes: liveness and storage belong to the root value
+    root: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        op.attributes.pop(VIEW_ATTR, None)
+        if _is_view_kernel(op, module) and op.results[0] not in returned:
+            source = op.operands[0]
+            root[op.results[0]] = root.get(source, source)
+            op.attributes[VIEW_ATTR] = UnitAttr()
+
+    def base(v: SSAValue) -> SSAValue:
+        return root.get(v, v)
+
     def planned(v: SSAValue) -> bool:
         owner = v.owner
         return owner in position and not is_source(owner) and v not in returned
@@ -115,12 +152,14 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
     last_use: dict[SSAValue, int] = {}
     for op in ops:
         for v in op.operands:
-            if planned(v):
-                last_use[v] = max(last_use.get(v, -1), position[op])
+            if planned(base(v)):
+                last_use[base(v)] = max(last_use.get(base(v), -1), position[op])
     planner = Planner()
     storage_of: dict[SSAValue, Storage] = {}
     naive = 0
     for op in ops:
+        if VIEW_ATTR in op.attributes:
+            continue  # no storage of its own; its input's liveness covers its readers
         results = [r for r in op.results if planned(r)]
         if not results:
             continue
@@ -131,17 +170,20 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
                     f"plan-memory plans the tensors of graph functions; {op.name} in "
                     f"@{fn.sym_name.data} gives {r.type} (run it before bufferizing lowerings)",
                 )
-        dying = [v for v in op.operands if planned(v) and last_use.get(v) == position[op]]
-        dying = list(dict.fromkeys(dying))
+        dying = [base(v) for v in op.operands if planned(base(v))]
+        dying = [v for v in dict.fromkeys(dying) if last_use.get(v) == position[op]]
         inplace_candidates = list(dying) if _is_elementwise_kernel(op, module) else []
         for r in results:
             need = aligned(tensor_bytes(r))
             naive += need
+            # in place over a dying storage only when every operand reading it (the value or
+            # a view of it) has the result's type: then each element is read where it is written
             reuse = next(
                 (
-                    v
-                    for v in inplace_candidates
-                    if aligned(tensor_bytes(v)) == need and v.type == r.type
+                    b
+                    for b in inplace_candidates
+                    if aligned(tensor_bytes(b)) == need
+                    and all(v.type == r.type for v in op.operands if base(v) is b)
                 ),
                 None,
             )
@@ -151,7 +193,7 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
                 storage_of[r] = storage_of[reuse]
             else:
                 storage_of[r] = planner.allocate(need)
-            if not r.uses or all(u.operation not in position for u in r.uses):
+            if last_use.get(r) is None:
                 # a result nobody reads: its storage is free right after the op
                 dying.append(r)
         for v in dying:

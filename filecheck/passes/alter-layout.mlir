@@ -140,8 +140,9 @@ func.func @lstm_weights(%x: tensor<5x2x3xf32>, %wx: tensor<1x16x3xf32>, %h0: ten
 }
 
 // A dense with a constant weight and several rows becomes a matmul over the transposed
-// weight; one reading rows flattened out of [b, m, k] and reshaped back becomes a batched
-// matmul of the unflattened input (its bias and activation then fuse into its epilogue).
+// weight; one reading rows flattened out of [1, m, k] (or of batches of 64 rows or more) and
+// reshaped back becomes a batched matmul of the unflattened input (its bias and activation
+// then fuse into its epilogue).
 // CHECK-LABEL: func.func @dense_to_matmul
 // CHECK-NEXT:    %w = nnvm.param "w" : tensor<8x16xf32>
 // CHECK-NEXT:    %[[WT:.*]] = nnvm.transpose %w {perm = [1, 0]} : (tensor<8x16xf32>) -> tensor<16x8xf32>
@@ -156,20 +157,22 @@ func.func @dense_to_matmul(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func @dense_of_flattened_rows
 // CHECK-NEXT:    %w = nnvm.param "w" : tensor<8x16xf32>
 // CHECK-NEXT:    %[[WT:.*]] = nnvm.transpose %w {perm = [1, 0]} : (tensor<8x16xf32>) -> tensor<16x8xf32>
-// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
-// CHECK-NEXT:    %[[R:.*]] = nnvm.relu %[[M]] : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = nnvm.matmul %x, %[[WT]] : (tensor<1x4x16xf32>, tensor<16x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = nnvm.relu %[[M]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
 // CHECK-NEXT:    func.return %[[R]]
-func.func @dense_of_flattened_rows(%x: tensor<2x4x16xf32>) -> tensor<2x4x8xf32> {
+func.func @dense_of_flattened_rows(%x: tensor<1x4x16xf32>) -> tensor<1x4x8xf32> {
   %w = nnvm.param "w" : tensor<8x16xf32>
-  %f = nnvm.reshape %x {shape = [8, 16]} : (tensor<2x4x16xf32>) -> tensor<8x16xf32>
-  %d = nnvm.dense %f, %w : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x8xf32>
-  %u = nnvm.reshape %d {shape = [2, 4, 8]} : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
-  %r = nnvm.relu %u : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  func.return %r : tensor<2x4x8xf32>
+  %f = nnvm.reshape %x {shape = [4, 16]} : (tensor<1x4x16xf32>) -> tensor<4x16xf32>
+  %d = nnvm.dense %f, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %u = nnvm.reshape %d {shape = [1, 4, 8]} : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
+  %r = nnvm.relu %u : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  func.return %r : tensor<1x4x8xf32>
 }
 
-// Rows flattened out of [seq, 1, k] (torch's batch-second layout): unflattened, each batch
-// would be one row (a GEMV); they stay one matmul of the flattened rows.
+// Rows flattened out of [seq, 1, k] (torch's batch-second layout) or out of several batches of
+// fewer than 64 rows: unflattened, each batch would be a GEMV or a thin GEMM whose tiles divide
+// its rows badly; they stay one matmul of the flattened rows (the flattening reshape is a
+// view, plan-memory gives it no kernel).
 // CHECK-LABEL: func.func @dense_of_flattened_single_rows
 // CHECK:         %[[F:.*]] = nnvm.reshape %x {shape = [6, 16]}
 // CHECK:         nnvm.matmul %[[F]], %{{.*}} : (tensor<6x16xf32>, tensor<16x8xf32>) -> tensor<6x8xf32>

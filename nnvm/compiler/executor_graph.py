@@ -11,7 +11,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
-from nnvm.passes.plan_memory import OFFSET_ATTR, PLAN_ATTR
+from nnvm.passes.plan_memory import OFFSET_ATTR, PLAN_ATTR, VIEW_ATTR
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import Copy, ExecutorGraph, Node, Ref, TensorInfo
 from nnvm.support.ir import argument_names, find_function
@@ -51,6 +51,8 @@ def executor_graph(module: ModuleOp, function: str = "main") -> ExecutorGraph:
             key = f"__constant{len(constants)}"
             where[op.result] = Ref("constant", name=key)
             constants[key] = {"value": op.numpy().tolist(), **asdict(tensor_info(op.result))}
+        elif isinstance(op, func.CallOp) and VIEW_ATTR in op.attributes:
+            where[op.results[0]] = where[op.operands[0]]  # a reshape: the same bytes
         elif isinstance(op, func.CallOp):
             nodes.append(_node(op, where, ret, written_outputs))
             if op.callee.root_reference.data not in kernels:
