@@ -6,6 +6,9 @@
   into a preceding conv2d, and fold-constants precomputes what is left. The params store is not
   touched here.
 * `nnvm.dropout` and `nnvm.identity` are removed (their uses read the input instead).
+* `nnvm.pow` by a constant exponent of 1, 2, 3, 4 or 0.5 becomes the identity, products or a
+  square root (GPT-2's tanh-GELU cubes its input: powf per element, scalar, was most of its
+  matmul's epilogue).
 
 Layer and instance normalization compute statistics at run time, so they are left alone.
 """
@@ -28,9 +31,9 @@ from xdsl.pattern_rewriter import (
 )
 
 from nnvm.dialects.nnvm.base import is_static, normalize_axis, shape_of
-from nnvm.dialects.nnvm.binary import AddOp, MulOp, SubOp
+from nnvm.dialects.nnvm.binary import AddOp, MulOp, PowOp, SubOp
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
-from nnvm.dialects.nnvm.elementwise import RsqrtOp
+from nnvm.dialects.nnvm.elementwise import RsqrtOp, SqrtOp
 from nnvm.dialects.nnvm.nn import BatchNormOp
 from nnvm.dialects.nnvm.passthrough import DropoutOp, IdentityOp
 from nnvm.dialects.nnvm.reshape import ExpandDimsOp
@@ -44,6 +47,7 @@ class _Counter:
     def __init__(self) -> None:
         self.batch_norms = 0
         self.pass_throughs = 0
+        self.powers = 0
 
 
 @dataclass
@@ -96,16 +100,54 @@ class RemovePassThrough(RewritePattern):
         self.counter.pass_throughs += 1
 
 
+POWERS = (0.5, 1.0, 2.0, 3.0, 4.0)
+
+
+@dataclass
+class PowByConstant(RewritePattern):
+    """pow(x, c) with c a constant of one value in POWERS that does not grow x's shape ->
+    x, x*x, x*x*x, (x*x)*(x*x) or sqrt(x)."""
+
+    counter: _Counter
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter) -> None:
+        x, c = op.operands
+        owner = c.owner
+        if not isinstance(owner, ConstantOp) or op.results[0].type != x.type:
+            return
+        if numpy_dtype_of(x.type.element_type).kind != "f":  # type: ignore[attr-defined]
+            return
+        values = np.unique(owner.numpy())
+        if values.size != 1 or float(values[0]) not in POWERS:
+            return
+        power = float(values[0])
+        if power == 1.0:
+            rewriter.replace(op, [], [x])
+        elif power == 0.5:
+            rewriter.replace(op, [SqrtOp.make(x)])
+        else:
+            square = MulOp.make(x, x)
+            sq = square.results[0]
+            if power == 2.0:
+                rewriter.replace(op, [square])
+            else:  # (an op built and dropped would leave its uses on sq behind)
+                rewriter.replace(op, [square, MulOp.make(sq, x if power == 3.0 else sq)])
+        self.counter.powers += 1
+
+
 @dataclass(frozen=True)
 class SimplifyInferencePass(ModulePass):
-    """Lower batch_norm to scale-and-shift arithmetic and drop inference no-ops."""
+    """Lower batch_norm to scale-and-shift arithmetic, drop inference no-ops, and turn pow by
+    small constant exponents into products."""
 
     name = "simplify-inference"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         counter = _Counter()
         applier = GreedyRewritePatternApplier(
-            [SimplifyBatchNorm(counter), RemovePassThrough(counter)], dce_enabled=False
+            [SimplifyBatchNorm(counter), RemovePassThrough(counter), PowByConstant(counter)],
+            dce_enabled=False,
         )
         PatternRewriteWalker(applier).rewrite_module(op)
         record_statistic(
@@ -113,4 +155,7 @@ class SimplifyInferencePass(ModulePass):
         )
         record_statistic(
             op, self.name, "removed-ops", counter.pass_throughs, "dropout/identity ops removed"
+        )
+        record_statistic(
+            op, self.name, "powers", counter.powers, "pow by 1, 2, 3, 4 or 0.5 simplified"
         )

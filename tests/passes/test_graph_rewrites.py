@@ -172,6 +172,44 @@ def test_simplify_inference_leaves_layer_norm() -> None:
     assert "nnvm.layer_norm" in op_names(after)
 
 
+def _pow(exponent: str, c_type: str = "tensor<f32>") -> str:
+    return f"""
+func.func @main(%x: tensor<3x7xf32>) -> tensor<3x7xf32> {{
+  %c = nnvm.constant dense<{exponent}> : {c_type}
+  %p = nnvm.pow %x, %c : (tensor<3x7xf32>, {c_type}) -> tensor<3x7xf32>
+  func.return %p : tensor<3x7xf32>
+}}"""
+
+
+@pytest.mark.parametrize(
+    "exponent,ops",
+    [
+        ("1.0", set()),
+        ("2.0", {"nnvm.mul"}),
+        ("3.0", {"nnvm.mul"}),
+        ("4.0", {"nnvm.mul"}),
+        ("0.5", {"nnvm.sqrt"}),
+    ],
+)
+def test_simplify_inference_pow_by_small_constant(exponent: str, ops: set[str]) -> None:
+    after = check_pass(_pow(exponent), "simplify-inference")
+    names = set(op_names(after)) - {"nnvm.constant", "func.return"}
+    assert names == ops
+    ops_in_module = set(after.walk())
+    for op in ops_in_module:  # no use left on an op built and dropped (it splits fusion)
+        for result in op.results:
+            assert all(use.operation in ops_in_module for use in result.uses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [_pow("2.5"), _pow("[2.0, 3.0, 2.0, 2.0, 2.0, 2.0, 2.0]", "tensor<7xf32>")],
+    ids=["fractional", "mixed"],
+)
+def test_simplify_inference_leaves_other_powers(text: str) -> None:
+    assert "nnvm.pow" in op_names(check_pass(text, "simplify-inference"))
+
+
 # ----------------------------------------------------------------------------------------------
 # fold-scale-axis
 # ----------------------------------------------------------------------------------------------
