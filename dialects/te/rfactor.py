@@ -69,7 +69,13 @@ def apply_rfactor(state: ScheduleState, prim: RFactorOp) -> None:
         new_var.extent = split.outer.extent
     stage.root = [v for v in stage.root if not v.reduce] + [new_var]
     stage.leaves = [v for v in stage.leaves if not v.reduce] + [new_var]
-    state.insert_stage(state.compute_stage(new_name, rf), before=stage)
+    rf_stage = state.compute_stage(new_name, rf)
+    if split is not None and split.parent.extent % split.inner.extent:
+        by_name = {v.name: v for v in rf_stage.root}
+        parent = IterVar(split.parent.name, split.parent.extent, True)
+        tail = Split(parent, by_name[split.outer.name], by_name[split.inner.name], None, None)
+        rf_stage.tails.append(tail)
+    state.insert_stage(rf_stage, before=stage)
 
 
 def _relation_uses(rel: Relation, var: IterVar) -> bool:
@@ -112,7 +118,6 @@ def _build_rfactor(
     old_args = list(compute.block.args)
     for k, n in enumerate(spatial):
         mapping[old_args[k]] = args[n]
-    guard = None
     for k, n in enumerate(reduce_names):
         old = old_args[len(spatial) + k]
         if k != root_pos:
@@ -129,21 +134,10 @@ def _build_rfactor(
         mul = arith.MuliOp(outer_v, c.result)
         add = arith.AddiOp(mul.result, inner_v)
         block.add_ops([c, mul, add])
-        mapping[old] = add.result
-        if factored_root.extent % inner_ext:
-            limit = arith.ConstantOp.from_int_and_width(factored_root.extent, exprs.INDEX)
-            cmp = arith.CmpiOp(add.result, limit.result, "slt")
-            block.add_ops([limit, cmp])
-            guard = cmp.result
+        mapping[old] = add.result  # (a tail past the extent: the rf stage's `tails` bound it)
     for op in compute.block.ops:
         if isinstance(op, YieldOp):
-            value = mapping.get(op.value, op.value)
-            if guard is not None:
-                ident = exprs.constant(exprs.identity_value(kind, elt), elt)
-                sel = arith.SelectOp(guard, value, ident.results[0])
-                block.add_ops([ident, sel])
-                value = sel.result
-            block.add_op(YieldOp(value))
+            block.add_op(YieldOp(mapping.get(op.value, op.value)))
             break
         block.add_op(op.clone(mapping))
     rf_shape = [*compute.shape, v_extent]

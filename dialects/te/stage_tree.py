@@ -69,6 +69,11 @@ class Stage:
     root: list[IterVar] = field(default_factory=list)
     leaves: list[IterVar] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    tails: list[Split] = field(default_factory=list)
+    """Bounds on two root axes read as one split axis (outer * |inner| + inner < the parent's
+    extent): an rfactor stage of a reduction whose split factor does not divide it skips the
+    tail's missing iterations by these instead of padding them with the identity (a select
+    per element, which no vector loop can take)."""
     attach: str = "root"  # "root" | "inline" | "at"
     attach_stage: Stage | None = None
     attach_var: IterVar | None = None

@@ -44,6 +44,8 @@ class LoopNestEmitter(VectorEmitter):
         for rel in stage.relations:
             if isinstance(rel, Split) and ext[rel.outer] * ext[rel.inner] > ext[rel.parent]:
                 constraints.append(Constraint(rel.parent, None, ext[rel.parent]))
+        for tail in stage.tails:
+            constraints.append(Constraint(tail.parent, None, tail.parent.extent))
         if region:
             for d, (off, _, (low, high)) in enumerate(region):
                 full = stage.shape[d]
@@ -236,7 +238,7 @@ class LoopNestEmitter(VectorEmitter):
             known: SSAValue | None = None
         else:
             rel = next(
-                (r for r in nest.stage.relations if isinstance(r, Split) and r.parent is c.var),
+                (r for r in _splits(nest.stage) if r.parent is c.var),
                 None,
             )
             if rel is None or rel.inner is not leaf or rel.outer not in vals:
@@ -259,7 +261,7 @@ class LoopNestEmitter(VectorEmitter):
         changed = True
         while changed:
             changed = False
-            for rel in nest.stage.relations:
+            for rel in [*nest.stage.relations, *nest.stage.tails]:
                 if isinstance(rel, Split):
                     if rel.parent in vals or rel.outer not in vals or rel.inner not in vals:
                         continue
@@ -292,3 +294,8 @@ class LoopNestEmitter(VectorEmitter):
         scope2 = scope.with_view(producer, view)
         self.emit_compute(producer, scope2, region)
         return scope2
+
+
+def _splits(stage: Stage) -> list[Split]:
+    """The stage's splits and its tail bounds (both: parent = outer * |inner| + inner)."""
+    return [r for r in stage.relations if isinstance(r, Split)] + stage.tails

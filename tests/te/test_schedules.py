@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harness import CTX, check, parse, random_inputs
+from harness import CTX, check, lower, parse, random_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -81,6 +81,14 @@ SCHEDULES = {
         'te.reorder "C.rf" (i, j, ko, ki)\nte.vectorize "C.rf" ki\nte.compute_at "C.rf" at "C" j'
     ),
     "rfactor_outer": 'te.split "C" k by 3 -> (ko, ki)\nte.rfactor "C" ko -> "C.rf"',
+    "rfactor_tail": (
+        'te.split "C" k by 6 -> (ko, ki)\nte.rfactor "C" ki -> "C.rf"\n'
+        'te.reorder "C.rf" (i, j, ko, ki)\nte.vectorize "C.rf" ki\nte.compute_at "C.rf" at "C" j'
+    ),
+    "rfactor_tail_inner_first": (
+        'te.split "C" k by 6 -> (ko, ki)\nte.rfactor "C" ki -> "C.rf"\n'
+        'te.reorder "C.rf" (i, j, ki, ko)'
+    ),
     "rfactor_whole_axis": 'te.rfactor "C" k -> "C.rf"\nte.vectorize "C.rf" k',
 }
 
@@ -91,6 +99,17 @@ def test_primitive_keeps_results(name: str) -> None:
     a, b, bias = random_inputs(module)
     want = [np.maximum(a @ b + bias, 0)]
     check(module, [a, b, bias], schedule=SCHEDULES[name] or None, atol=1e-4, want=want)
+
+
+def test_rfactor_tail_is_a_loop_bound_not_a_select() -> None:
+    """k = 16 split by 6: the last of three ko iterations has 4 ki. The rf stage skips the two
+    missing ones by a bound on its ki loop (min(6, 16 - 6 ko); vectorized, a full one is one
+    vector and the tail is scalar), not by a select of each element against the identity,
+    which no vector loop can take."""
+    lowered = lower(parse(MATMUL_BIAS_RELU), SCHEDULES["rfactor_tail"])
+    names = {op.name for op in lowered.walk()}
+    assert "arith.select" not in names
+    assert "arith.minsi" in names
 
 
 # ----------------------------------------------------------------------------------------------
