@@ -118,8 +118,8 @@ func.func @vectorize(%x: tensor<5x9xf32>) -> tensor<5x9xf32> {
 
 // -----
 
-// vectorize with a tail: full tiles are vectors, the last partial tile is a scalar loop; a
-// broadcast operand is loaded once and splat.
+// vectorize with a tail: full tiles are vectors, the last partial tile one masked vector (its
+// lanes below the bound); a broadcast operand is loaded once and splat.
 // CHECK-LABEL: func.func @vectorize_tail
 // CHECK:      %[[FULL:.*]] = arith.cmpi eq, %[[UB:.*]], %c4 : index
 // CHECK-NEXT: scf.if %[[FULL]] {
@@ -128,8 +128,9 @@ func.func @vectorize(%x: tensor<5x9xf32>) -> tensor<5x9xf32> {
 // CHECK-NEXT:   vector.broadcast %[[B]] : f32 to vector<4xf32>
 // CHECK:        vector.store
 // CHECK-NEXT: } else {
-// CHECK-NEXT:   scf.for %j.i = %c0 to %[[UB]] step %c1 {
-// CHECK:          memref.store
+// CHECK-NEXT:   %[[M:.*]] = vector.create_mask %[[UB]] : vector<4xi1>
+// CHECK:        vector.maskedload %x[%i, %{{.*}}], %[[M]], %{{.*}} : memref<5x9xf32>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+// CHECK:        vector.maskedstore %out[%i, %{{.*}}], %[[M]], %{{.*}} : memref<5x9xf32>, vector<4xi1>, vector<4xf32>
 func.func @vectorize_tail(%x: tensor<5x9xf32>, %b: tensor<5xf32>) -> tensor<5x9xf32> {
   %y = te.compute "y" [i, j] = %x[i, j] * %b[i] : (tensor<5x9xf32>, tensor<5xf32>) -> tensor<5x9xf32>
   te.schedule {
@@ -141,12 +142,13 @@ func.func @vectorize_tail(%x: tensor<5x9xf32>, %b: tensor<5xf32>) -> tensor<5x9x
 
 // -----
 
-// vectorize a long loop: steps of the native width (8 x f32) and a scalar remainder.
+// vectorize a long loop: steps of the native width (8 x f32) and a masked remainder.
 // CHECK-LABEL: func.func @vectorize_long
 // CHECK:      scf.for %j = %c0 to %c96 step %c8 {
 // CHECK:        vector.load %x[%j] : memref<100xf32>, vector<8xf32>
-// CHECK:      scf.for %j_1 = %c96 to %c100 step %c1 {
-// CHECK:        memref.load %x[%j_1]
+// CHECK:      %[[REST:.*]] = arith.subi %c100, %c96 : index
+// CHECK-NEXT: %[[M:.*]] = vector.create_mask %[[REST]] : vector<8xi1>
+// CHECK:      vector.maskedload %x[%c96], %[[M]]
 func.func @vectorize_long(%x: tensor<100xf32>) -> tensor<100xf32> {
   %y = te.compute "y" [j] = %x[j] + 1.0 : (tensor<100xf32>) -> tensor<100xf32>
   te.schedule {

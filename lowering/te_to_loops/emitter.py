@@ -102,6 +102,9 @@ class Emitter:
         self.entry: Block = Block()
         self.lanes: int | None = None
         """The lane count while a vectorized loop body is being emitted, else None."""
+        self.mask: SSAValue | None = None
+        """The lanes that exist (vector<lanes x i1>) while a loop's tail is emitted as one
+        masked vector; None on full vectors."""
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._last_const: Operation | None = None
 

@@ -137,21 +137,35 @@ class LoopNestEmitter(VectorEmitter):
         if static == 1 and ub_dyn is None and ann != "parallel":
             inner(self.cval(0))
         elif ann == "vectorize" and last:
-            self.emit_vector_leaf(nest, leaf, static, ub_dyn, vals, handled2, inner)
+            # a tail of a tensor axis may run as one masked vector: its missing lanes are
+            # positions past the tensor. Not one of a reduction's rfactor lanes (a reduce
+            # axis bounds it), which the stage after combines.
+            masked = all(not c.var.reduce for c in nest.constraints if id(c) in covered)
+            self.emit_vector_leaf(nest, leaf, static, ub_dyn, vals, handled2, inner, masked)
         elif ann == "unroll" and ub_dyn is None and static <= 512:
             for c in range(static):
                 inner(self.cval(c))
         elif ann == "unroll" and static <= GUARDED_UNROLL_LIMIT:
-            # a tile at a tail: still unrolled, each iteration under `c < bound`, so the tile's
-            # buffers keep constant indices (and stay in registers) on every tile
+            # a tile that may be at a tail: still unrolled, so the tile's buffers keep constant
+            # indices (and stay in registers) on every tile; a full one runs unguarded, the
+            # tail with each iteration under `c < bound`
             assert ub_dyn is not None
-            for c in range(static):
-                test = self.add1(arith.CmpiOp(self.index(c), ub_dyn, "slt"))
-                block = Block()
-                with self.at(block):
+            full, part = Block(), Block()
+            with self.at(full):
+                for c in range(static):
                     inner(self.cval(c))
-                    self.add(scf.YieldOp())
-                self.add(scf.IfOp(test, [], Region(block)))
+                self.add(scf.YieldOp())
+            with self.at(part):
+                for c in range(static):
+                    test = self.add1(arith.CmpiOp(self.index(c), ub_dyn, "slt"))
+                    block = Block()
+                    with self.at(block):
+                        inner(self.cval(c))
+                        self.add(scf.YieldOp())
+                    self.add(scf.IfOp(test, [], Region(block)))
+                self.add(scf.YieldOp())
+            is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
+            self.add(scf.IfOp(is_full, [], Region(full), Region(part)))
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
             self.emit_parallel(
                 leaf,

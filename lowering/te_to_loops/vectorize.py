@@ -1,12 +1,14 @@
 """Vectorized loops: a short loop becomes one vector per formula op (a register tile), a long
-one a loop of native-width vectors with a scalar tail; loads, stores and data ops on lanes."""
+one a loop of native-width vectors; a tail (a split that does not divide its axis, the rest of
+a long loop) is one masked vector, so a register tile at a tensor's edge stays a register
+tile. Loads, stores and data ops on lanes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import IntegerAttr, VectorType, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -31,6 +33,45 @@ NATIVE_BITS = 256
 """The default width of one vector register (AVX2)."""
 
 
+_INT_DIVISIONS = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+)
+
+
+def _linear(v: SSAValue, depth: int = 8) -> tuple[dict[SSAValue, int], int] | None:
+    """`v` as sum(coefficient * leaf) + constant over index adds, subtracts and products by
+    constants (a tile position is (x + offset) - offset), or None."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return {}, int(op.value.value.data)
+    if depth and isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+        a, b = _linear(op.lhs, depth - 1), _linear(op.rhs, depth - 1)
+        if a is None or b is None:
+            return None
+        if isinstance(op, arith.MuliOp):
+            if a[0] and b[0]:
+                return None
+            (terms, c), k = (a, b[1]) if not b[0] else (b, a[1])
+            return {x: n * k for x, n in terms.items()}, c * k
+        sign = 1 if isinstance(op, arith.AddiOp) else -1
+        terms = dict(a[0])
+        for x, n in b[0].items():
+            terms[x] = terms.get(x, 0) + sign * n
+        return {x: n for x, n in terms.items() if n}, a[1] + sign * b[1]
+    return {v: 1}, 0
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    form = _linear(v)
+    return form[1] if form is not None and not form[0] else None
+
+
 class VectorEmitter(IndexMath):
     """Emits values that may be vectors: a formula that would need gathers, lane-dependent
     conditions or guards raises NotVectorizable and its loop is emitted scalar, so vectorizing
@@ -45,12 +86,32 @@ class VectorEmitter(IndexMath):
         vals: dict[IterVar, Val],
         handled: frozenset[int],
         inner: Callable[..., None],
+        masked_tail: bool = True,
     ) -> None:
         """The innermost, vectorized loop over `leaf`: the body `inner(base)` is built once
-        with lanes (a "base + lane" index), and falls back to a scalar loop where it cannot."""
+        with lanes (a "base + lane" index), and falls back to a scalar loop where it cannot.
+        A tail of `count` < lanes iterations is one vector with the lanes below `count` masked
+        in (where `masked_tail`), else a scalar loop."""
 
         def scalar_loop(lb: SSAValue, ub: SSAValue) -> None:
             self.emit_for(leaf, lb, ub, 1, lambda iv: inner(Val(iv)))
+
+        def tail(lb: SSAValue, ub: SSAValue, lanes: int) -> None:
+            """Iterations lb..ub (fewer than `lanes`): masked, else scalar."""
+            if masked_tail:
+                count = ub if self.const_of(Val(lb)) == 0 else self.add1(arith.SubiOp(ub, lb))
+                mask = vector.CreateMaskOp([count], VectorType(i1, [lanes]))
+                self.add(mask)
+                self.mask = mask.results[0]
+                try:
+                    ok = try_vector(Val(lb, "l", BIG if lanes == static else lanes), lanes)
+                finally:
+                    self.mask = None
+                if ok:
+                    return
+                mask.detach()
+                mask.erase()
+            scalar_loop(lb, ub)
 
         def try_vector(base: Val, lanes: int) -> bool:
             block = Block()
@@ -89,7 +150,7 @@ class VectorEmitter(IndexMath):
                     )
                 )
                 if main < static:
-                    scalar_loop(self.index(main), self.index(static))
+                    tail(self.index(main), self.index(static), native)
             else:
                 discard(block)
                 scalar_loop(self.index(0), self.index(static))
@@ -103,7 +164,7 @@ class VectorEmitter(IndexMath):
                     scalar_loop(self.index(0), self.index(static))
                 self.add(scf.YieldOp())
             with self.at(else_block):
-                scalar_loop(self.index(0), ub_dyn)
+                tail(self.index(0), ub_dyn, static)
                 self.add(scf.YieldOp())
             self.add(scf.IfOp(full, [], Region(then_block), Region(else_block)))
             return
@@ -115,7 +176,7 @@ class VectorEmitter(IndexMath):
             self.add(scf.YieldOp())
         if ok:
             self.add(scf.ForOp(self.index(0), main_ub, self.index(native), [], Region(block)))
-            scalar_loop(main_ub, ub_dyn)
+            tail(main_ub, ub_dyn, native)
         else:
             discard(block)
             scalar_loop(self.index(0), ub_dyn)
@@ -128,7 +189,14 @@ class VectorEmitter(IndexMath):
         if self._vector_access(buffer, idx):
             elt = buffer.type.element_type  # type: ignore[attr-defined]
             t = VectorType(elt, [self.lanes])
-            return Val(self.add1(vector.LoadOp(buffer, [i.ssa for i in idx], t)), "v")
+            indices = [i.ssa for i in idx]
+            if self.mask is not None and not self._inside(buffer, idx):
+                zero = self.add1(exprs.constant(0, elt))
+                passthru = self.add1(vector.BroadcastOp(zero, t))
+                return Val(
+                    self.add1(vector.MaskedLoadOp(buffer, indices, self.mask, passthru, t)), "v"
+                )
+            return Val(self.add1(vector.LoadOp(buffer, indices, t)), "v")
         raise NotVectorizable
 
     def store(self, buffer: SSAValue, idx: list[Val], value: Val) -> None:
@@ -139,9 +207,22 @@ class VectorEmitter(IndexMath):
             return
         if self._vector_access(buffer, idx):
             v = self.to_vector(value)
-            self.add(vector.StoreOp(v, buffer, [i.ssa for i in idx]))
+            if self.mask is not None and not self._inside(buffer, idx):
+                self.add(vector.MaskedStoreOp(buffer, [i.ssa for i in idx], self.mask, v))
+            else:
+                self.add(vector.StoreOp(v, buffer, [i.ssa for i in idx]))
             return
         raise NotVectorizable
+
+    def _inside(self, buffer: SSAValue, idx: list[Val]) -> bool:
+        """Does a whole vector at these indices stay inside the buffer? Yes when its first lane
+        is a constant position with room for every lane: a register tile's own buffer, whose
+        extra lanes hold values no one reads; such accesses stay plain (the tile then lives in
+        registers). A tensor's, at a position known only at run time, is masked."""
+        assert self.lanes is not None
+        first = _constant_index(idx[-1].ssa)
+        shape = buffer.type.get_shape()  # type: ignore[attr-defined]
+        return first is not None and 0 <= first and first + self.lanes <= shape[-1]
 
     def _vector_access(self, buffer: SSAValue, idx: list[Val]) -> bool:
         """A contiguous vector access: lanes along the last index only. (Not for i1: memrefs
@@ -166,6 +247,10 @@ class VectorEmitter(IndexMath):
         if all(o.kind == "u" for o in operands):
             return Val(self.add1(build(*[o.ssa for o in operands])))
         op = build(*[self.to_vector(o) for o in operands])
+        if self.mask is not None and isinstance(op, _INT_DIVISIONS):
+            # a masked-off lane holds 0: dividing by it would trap
+            op.drop_all_references()
+            raise NotVectorizable
         try:
             op.verify()
         except VerifyException:

@@ -34,7 +34,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     m, n = anchor.shape[-2], anchor.shape[-1]
     vec = s.lanes(anchor.element_type)
     budget = s.accumulators
-    nf = n if n <= 2 * vec else 2 * vec if n % (2 * vec) == 0 else vec
+    nf = n if n <= 2 * vec else 2 * vec  # a last tile past N runs as masked vectors
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
