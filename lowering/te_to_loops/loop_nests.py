@@ -123,14 +123,14 @@ class LoopNestEmitter(VectorEmitter):
             guards = [c for c in nest.constraints if id(c) not in handled_now and c.var in new]
             handled3 = handled_now | {id(c) for c in guards}
 
-            def rest() -> None:
+            def rest(done: frozenset[int] = handled3) -> None:
                 scope2 = scope
                 if mode == "main":
                     for p in nest.attached.get(leaf, []):
                         scope2 = self.emit_attached(p, nest, scope2, leaves, k, vals2)
-                self.emit_level(nest, scope2, leaves, k + 1, vals2, handled3, mode, first_reduce)
+                self.emit_level(nest, scope2, leaves, k + 1, vals2, done, mode, first_reduce)
 
-            self.guarded(guards, vals2, rest)
+            self.guarded(guards, vals2, lambda: self.versioned(nest, leaf, vals2, handled3, rest))
 
         ann = leaf.annotation
         last = k == len(leaves) - 1
@@ -218,6 +218,40 @@ class LoopNestEmitter(VectorEmitter):
                 self.add(memref.DeallocOp.get(mem))
             self.add(scf.ReduceOp())
         self.add(scf.ParallelOp([self.index(0)], [ub], [self.index(1)], Region(block)))
+
+    def versioned(
+        self,
+        nest: Nest,
+        leaf: IterVar,
+        vals: dict[IterVar, Val],
+        handled: frozenset[int],
+        body: Callable[[frozenset[int]], None],
+    ) -> None:
+        """`body(handled)`, or, when `leaf` is the outer half of a split whose inner half is
+        an unrolled tile with a tail, `if full: body(tail handled) else: body(handled)`: the
+        loops between (a depth loop over the tile) then see a full tile without guards, and
+        LLVM keeps its accumulators in registers across them (a guard in the depth loop would
+        make each accumulator access conditional, so they would stay in memory)."""
+        for c in nest.constraints:
+            if id(c) in handled or c.lower:
+                continue
+            rel = next((r for r in _splits(nest.stage) if r.parent is c.var), None)
+            if rel is None or rel.outer is not leaf or rel.inner.annotation != "unroll":
+                continue
+            bound = self._upper_bound(nest, c, rel.inner, vals)
+            if bound is None or nest.ext[rel.inner] > GUARDED_UNROLL_LIMIT:
+                continue
+            full_block, tail_block = Block(), Block()
+            with self.at(full_block):
+                body(handled | {id(c)})
+                self.add(scf.YieldOp())
+            with self.at(tail_block):
+                body(handled)
+                self.add(scf.YieldOp())
+            full = self.add1(arith.CmpiOp(bound, self.index(nest.ext[rel.inner]), "sge"))
+            self.add(scf.IfOp(full, [], Region(full_block), Region(tail_block)))
+            return
+        body(handled)
 
     def guarded(
         self, guards: list[Constraint], vals: dict[IterVar, Val], body: Callable[[], None]

@@ -19,6 +19,15 @@ from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
 ROW_BLOCK_BYTES = 512 * 1024
 """The left-operand rows one block of matmul row tiles reads (a quarter of a 2 MiB L2: the
 column panel of the right operand and the output share it)."""
+K_BLOCKED_DEPTH = 1024
+"""From this depth the reduction runs in blocks (GotoBLAS's kc): a whole column panel of the
+right operand (3072 x 16 floats, 192 KiB) and the left rows of a tile no longer stay in L1."""
+PANEL_SLICE_BYTES = 16 * 1024
+"""One depth block of a column panel (kc x the tile's columns), read by every row tile of a
+block from L1: half of a 32 KiB L1, the left operand's rows and the accumulators share it."""
+BLOCK_TILES = 32
+"""Row tiles of one block of a depth-blocked matmul: their accumulators (32 x 6 x 16 floats,
+12 KiB) live in a buffer across the depth blocks."""
 
 
 def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
@@ -40,7 +49,12 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     rows = max(budget // max(-(-nf // vec), 1), 1)
     mf = divisor(m, tuple(range(rows, 1, -1)), min(m, rows))  # else a guarded tail tile
     depth = math.prod(anchor.reduce_shape)
-    tile_bytes = max(mf * depth * max(element_bits(anchor.element_type) // 8, 1), 1)  # K may be 0
+    elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
+    kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
+    if len(anchor.reduce_names) == 1 and depth >= K_BLOCKED_DEPTH and depth >= 2 * kc:
+        _k_blocked(s, anchor, a, e, mf, nf, kc)
+        return
+    tile_bytes = max(mf * depth * elt_bytes, 1)  # K may be 0
     per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
@@ -53,4 +67,33 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ComputeAtOp.make(a, e, par))
     p.append(ReorderOp.make(a, [*abatch, *anchor.reduce_names, ai, aj]))
     p.append(UnrollOp.make(a, ai))
+    p.append(VectorizeOp.make(a, aj))
+
+
+def _k_blocked(
+    s: KernelScheduler, anchor: ComputeOp, a: str, e: str, mf: int, nf: int, kc: int
+) -> None:
+    """The matmul with its reduction in blocks of `kc`: each thread takes a block of row
+    tiles on one column panel; the accumulators of the block's tiles live in a small buffer
+    across the depth blocks (`a`, computed at the panel), and for each depth block every row
+    tile runs its register tile over the same kc x nf slice of the panel, which stays in L1.
+    On one thread against numpy's sgemm: 1000 x 3072 . 3072 x 768 0.74x -> 0.92x,
+    7 x 3072 . 3072 x 3072 0.60x -> 0.83x (bench/gemm.py)."""
+    *batch, i, j = s.axes(e)
+    *abatch, ai, aj = anchor.spatial_names
+    (r,) = anchor.reduce_names
+    m = anchor.shape[-2]
+    per_block = max(1, min(-(-m // mf), BLOCK_TILES))
+    p = s.prims
+    p.append(TileOp.make(e, [i, j], [mf * per_block, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
+    p.append(ReorderOp.make(e, [*batch, f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
+    par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
+    assert par is not None
+    s.parallel(e, par, anchor)
+    p.append(VectorizeOp.make(e, f"{j}.i"))
+    p.append(ComputeAtOp.make(a, e, par))
+    p.append(SplitOp.make(a, ai, mf, None, f"{ai}.o", f"{ai}.i"))
+    p.append(SplitOp.make(a, r, kc, None, f"{r}.o", f"{r}.i"))
+    p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
+    p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
