@@ -195,12 +195,13 @@ func.func @tuned(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // -----
 
 // A deep matmul (K = 2048): the reduction runs in blocks of 256 (a 256 x 16 slice of a %b
-// panel, 16 KiB, stays in L1), and a block of 32 row tiles of 4 keeps its accumulators in a
-// buffer (matmul.local, computed at the parallel block x panel loop) across them.
+// panel, 16 KiB, stays in L1). The 256 rows are 43 row tiles of 6 (the last one 4 rows),
+// in two blocks of 22 tiles; a block keeps its accumulators in a buffer (matmul.local,
+// computed at the parallel block x panel loop) across the depth blocks.
 // CHECK-LABEL: func.func @matmul_blocks
-// CHECK:      te.tile "matmul" (i, j) by (128, 16) -> (i.o, j.o, i.i, j.i)
+// CHECK:      te.tile "matmul" (i, j) by (132, 16) -> (i.o, j.o, i.i, j.i)
 // CHECK:      te.compute_at "matmul.local" at "matmul" matmul.outer
-// CHECK-NEXT: te.split "matmul.local" i by 4 -> (i.o, i.i)
+// CHECK-NEXT: te.split "matmul.local" i by 6 -> (i.o, i.i)
 // CHECK-NEXT: te.split "matmul.local" k by 256 -> (k.o, k.i)
 // CHECK-NEXT: te.reorder "matmul.local" (k.o, i.o, k.i, i.i, j)
 func.func @matmul_blocks(%a: tensor<256x2048xf32>, %b: tensor<2048x64xf32>) -> tensor<256x64xf32> {

@@ -14,7 +14,7 @@ from nnvm.dialects.te.schedule import (
     UnrollOp,
     VectorizeOp,
 )
-from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
 ROW_BLOCK_BYTES = 512 * 1024
 """The left-operand rows one block of matmul row tiles reads (a quarter of a 2 MiB L2: the
@@ -47,7 +47,11 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
-    mf = divisor(m, tuple(range(rows, 1, -1)), min(m, rows))  # else a guarded tail tile
+    # a divisor of m that needs no more tiles than full-height ones would, else full-height
+    # tiles and a tail (a full tile runs unguarded): 196 rows take 6-row tiles and a tail of
+    # 4, not 49 tiles of 4; 8 rows take two tiles of 4
+    tiles = -(-m // rows)
+    mf = next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), min(m, rows))
     depth = math.prod(anchor.reduce_shape)
     elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
@@ -83,7 +87,8 @@ def _k_blocked(
     *abatch, ai, aj = anchor.spatial_names
     (r,) = anchor.reduce_names
     m = anchor.shape[-2]
-    per_block = max(1, min(-(-m // mf), BLOCK_TILES))
+    tiles = -(-m // mf)
+    per_block = -(-tiles // -(-tiles // BLOCK_TILES))  # blocks of (nearly) equal height
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf * per_block, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     p.append(ReorderOp.make(e, [*batch, f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
