@@ -88,6 +88,23 @@ func.func @left_alone(%x: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4
   func.return %x, %n, %u : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<*xf32>
 }
 
+// pow by a constant 3 becomes x * x * x, by 0.5 a square root; 2.5 stays a pow.
+// CHECK-LABEL: func.func @pow_small_constants
+// CHECK:         %[[SQ:.*]] = nnvm.mul %x, %x : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+// CHECK-NEXT:    %[[CUBE:.*]] = nnvm.mul %[[SQ]], %x : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+// CHECK:         %[[ROOT:.*]] = nnvm.sqrt %[[CUBE]] : (tensor<2x5xf32>) -> tensor<2x5xf32>
+// CHECK:         nnvm.pow %[[ROOT]], %{{.*}} : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+func.func @pow_small_constants(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %three = nnvm.constant dense<3.0> : tensor<f32>
+  %c = nnvm.pow %x, %three : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+  %half = nnvm.constant dense<0.5> : tensor<f32>
+  %r = nnvm.pow %c, %half : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+  %odd = nnvm.constant dense<2.5> : tensor<f32>
+  %p = nnvm.pow %r, %odd : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+  func.return %p : tensor<2x5xf32>
+}
+
 // STATS:      'simplify-inference'
 // STATS-NEXT:   (S) 3 batch-norms - batch_norm ops simplified
 // STATS-NEXT:   (S) 3 removed-ops - dropout/identity ops removed
+// STATS-NEXT:   (S) 2 powers - pow by 1, 2, 3, 4 or 0.5 simplified

@@ -47,6 +47,9 @@ def _check(model, x_shape) -> None:
         ([197, 1, 96], [96, 64]),  # [seq, batch=1, hidden]
         ([5, 3, 48], [48, 40]),  # 3 rows per batch: flattened
         ([2, 7, 33], [33, 17]),  # odd everything
+        ([1, 14, 14, 40], [40, 24]),  # channels-last linear: 14 rows per batch, flattened
+        ([37, 1030], [1030, 40]),  # deep: the reduction in blocks, a tail block of 6
+        ([1, 3, 1024], [1024, 197]),  # deep, 3 rows, a masked last column tile
     ],
 )
 def test_matmul_with_rows_no_tile_divides(x_shape, w_shape) -> None:
