@@ -125,6 +125,24 @@ class Emitter:
         finally:
             self.block = saved
 
+    def emit_if(
+        self,
+        cond: SSAValue,
+        then: Callable[[], None],
+        otherwise: Callable[[], None] | None = None,
+    ) -> None:
+        """`scf.if cond { then() } [else { otherwise() }]`, with no results."""
+        regions = []
+        for arm in (then, otherwise):
+            if arm is None:
+                continue
+            block = Block()
+            with self.at(block):
+                arm()
+                self.add(scf.YieldOp())
+            regions.append(Region(block))
+        self.add(scf.IfOp(cond, [], *regions))
+
     def index(self, value: int) -> SSAValue:
         """An index constant, created once at the function entry."""
         key = (value, INDEX)

@@ -150,22 +150,19 @@ class LoopNestEmitter(VectorEmitter):
             # indices (and stay in registers) on every tile; a full one runs unguarded, the
             # tail with each iteration under `c < bound`
             assert ub_dyn is not None
-            full, part = Block(), Block()
-            with self.at(full):
+            bound = ub_dyn
+
+            def unguarded() -> None:
                 for c in range(static):
                     inner(self.cval(c))
-                self.add(scf.YieldOp())
-            with self.at(part):
+
+            def guarded_each() -> None:
                 for c in range(static):
-                    test = self.add1(arith.CmpiOp(self.index(c), ub_dyn, "slt"))
-                    block = Block()
-                    with self.at(block):
-                        inner(self.cval(c))
-                        self.add(scf.YieldOp())
-                    self.add(scf.IfOp(test, [], Region(block)))
-                self.add(scf.YieldOp())
+                    test = self.add1(arith.CmpiOp(self.index(c), bound, "slt"))
+                    self.emit_if(test, lambda c=c: inner(self.cval(c)))
+
             is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
-            self.add(scf.IfOp(is_full, [], Region(full), Region(part)))
+            self.emit_if(is_full, unguarded, guarded_each)
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
             self.emit_parallel(
                 leaf,
@@ -241,15 +238,8 @@ class LoopNestEmitter(VectorEmitter):
             bound = self._upper_bound(nest, c, rel.inner, vals)
             if bound is None or nest.ext[rel.inner] > GUARDED_UNROLL_LIMIT:
                 continue
-            full_block, tail_block = Block(), Block()
-            with self.at(full_block):
-                body(handled | {id(c)})
-                self.add(scf.YieldOp())
-            with self.at(tail_block):
-                body(handled)
-                self.add(scf.YieldOp())
             full = self.add1(arith.CmpiOp(bound, self.index(nest.ext[rel.inner]), "sge"))
-            self.add(scf.IfOp(full, [], Region(full_block), Region(tail_block)))
+            self.emit_if(full, lambda c=c: body(handled | {id(c)}), lambda: body(handled))
             return
         body(handled)
 
@@ -272,11 +262,7 @@ class LoopNestEmitter(VectorEmitter):
                 test = self.add1(arith.CmpiOp(x, self.index(c.upper), "slt"))
             cond = test if cond is None else self.add1(arith.AndIOp(cond, test))
         assert cond is not None
-        block = Block()
-        with self.at(block):
-            body()
-            self.add(scf.YieldOp())
-        self.add(scf.IfOp(cond, [], Region(block)))
+        self.emit_if(cond, body)
 
     def _upper_bound(
         self, nest: Nest, c: Constraint, leaf: IterVar, vals: dict[IterVar, Val]

@@ -156,17 +156,13 @@ class VectorEmitter(IndexMath):
                 scalar_loop(self.index(0), self.index(static))
             return
         if static <= MAX_LANES:
-            full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
-            then_block, else_block = Block(), Block()
-            with self.at(then_block):
-                ok = try_vector(Val(self.index(0), "l", BIG), static)
-                if not ok:
+
+            def whole() -> None:
+                if not try_vector(Val(self.index(0), "l", BIG), static):
                     scalar_loop(self.index(0), self.index(static))
-                self.add(scf.YieldOp())
-            with self.at(else_block):
-                tail(self.index(0), ub_dyn, static)
-                self.add(scf.YieldOp())
-            self.add(scf.IfOp(full, [], Region(then_block), Region(else_block)))
+
+            full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
+            self.emit_if(full, whole, lambda: tail(self.index(0), ub_dyn, static))
             return
         rem = self.add1(arith.RemSIOp(ub_dyn, self.index(native)))
         main_ub = self.add1(arith.SubiOp(ub_dyn, rem))
