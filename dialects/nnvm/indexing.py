@@ -1,5 +1,5 @@
-"""Selecting ops: slice (a strided box) and gather / gather_nd (entries picked by an index tensor;
-negative indices count from the end, others out of range are an error)."""
+"""Selecting ops: slice (a strided box) and gather / gather_nd / gather_elements (entries picked
+by an index tensor; negative indices count from the end, others out of range are an error)."""
 
 from __future__ import annotations
 
@@ -214,9 +214,57 @@ class GatherNDOp(NNVMOp):
         return [b.compute(shape, body)]
 
 
+@irdl_op_definition
+class GatherElementsOp(NNVMOp):
+    """ONNX GatherElements: out[i] = data[i with axis coordinate indices[i]]; `indices` has
+    data's rank, the result its shape (extents at most data's off the axis)."""
+
+    name = "nnvm.gather_elements"
+    data = operand_def()
+    indices = operand_def()
+    result = result_def()
+    axis = int_prop(0)
+    traits = traits_def(Pure(), OpPattern(OpPatternKind.INJECTIVE))
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        d, i = operand_types
+        _check_indices(i, "gather_elements")
+        ds, js = d.get_shape(), i.get_shape()
+        if not ds or len(ds) != len(js):
+            raise ShapeError(
+                f"gather_elements: data and indices must have one rank >= 1, got {len(ds)} "
+                f"and {len(js)}"
+            )
+        axis = normalize_axis(self.attr("axis"), len(ds), "gather_elements: axis")
+        for k, (n, m) in enumerate(zip(ds, js, strict=True)):
+            if k != axis and m > n:
+                raise ShapeError(
+                    f"gather_elements: indices extent {m} exceeds data extent {n} on axis {k}"
+                )
+        return [tensor(js, d.element_type)]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        data, idx = inputs
+        axis = normalize_axis(self.attr("axis"), data.ndim, "gather_elements: axis")
+        idx = _wrap_indices(idx, data.shape[axis], "gather_elements")
+        box = tuple(slice(0, n) if k != axis else slice(None) for k, n in enumerate(idx.shape))
+        return [np.take_along_axis(data[box], idx, axis=axis)]
+
+    def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
+        data, idx = inputs
+        axis = normalize_axis(self.attr("axis"), data.ndim, "gather_elements: axis")
+
+        def body(*i: Expr) -> Expr:
+            at = list(i)
+            at[axis] = _wrap(topi.to_index(idx[i]), data.shape[axis])
+            return data[at]
+
+        return [b.compute(idx.shape, body)]
+
+
 def _wrap(v: Expr, dim: int) -> Expr:
     """A negative index counts from the end."""
     return te.select(v < 0, v + dim, v)
 
 
-INDEXING_OPS: list[type[NNVMOp]] = [SliceOp, GatherOp, GatherNDOp]
+INDEXING_OPS: list[type[NNVMOp]] = [SliceOp, GatherOp, GatherNDOp, GatherElementsOp]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.concat_split import ConcatOp, SplitOp
-from nnvm.dialects.nnvm.indexing import GatherNDOp, GatherOp, SliceOp
+from nnvm.dialects.nnvm.indexing import GatherElementsOp, GatherNDOp, GatherOp, SliceOp
 from nnvm.dialects.nnvm.pad import PadOp
 from nnvm.dialects.nnvm.passthrough import DropoutOp, IdentityOp
 from nnvm.dialects.nnvm.permute import (
@@ -33,6 +33,7 @@ TRANSFORM_OPS: list[type[NNVMOp]] = [
     SliceOp,
     GatherOp,
     GatherNDOp,
+    GatherElementsOp,
     BroadcastToOp,
     TileOp,
     PadOp,

@@ -81,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--ops", help="comma-separated ONNX op types (default: the issue's list)")
+    parser.add_argument(
+        "--ops",
+        help="comma-separated ONNX op types, or 'all' for every node test (default: the issue's list)",
+    )
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("-k", help="only tests whose name contains this")
@@ -96,8 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     from nnvm.frontend.onnx_backend import NNVMBackend, NNVMCompiledBackend
     from nnvm.testing.onnx_suite import ISSUE_OPS, node_test_ops
 
-    ops = args.ops.split(",") if args.ops else list(ISSUE_OPS)
     op_of = node_test_ops()
+    if args.ops == "all":
+        ops = sorted({op or "(no single op)" for op in op_of.values()})
+        op_of = {name: op or "(no single op)" for name, op in op_of.items()}
+    else:
+        ops = args.ops.split(",") if args.ops else list(ISSUE_OPS)
     cases = [
         c for c in load_model_tests(kind="node")
         if op_of.get(c.name) in ops and (not args.k or args.k in c.name)

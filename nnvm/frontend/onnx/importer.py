@@ -35,6 +35,16 @@ from nnvm.frontend.onnx.builder import (
     Unsupported,
     Value,
     check_size,
+    dtype_of,
+    shape_of,
+)
+from nnvm.frontend.onnx.functions import (
+    MAX_DEPTH,
+    FunctionBody,
+    inline,
+    local_functions,
+    schema_function,
+    tensor_type,
 )
 from nnvm.frontend.onnx.registry import CONVERTERS, Converter, NodeContext
 from nnvm.support.errors import UserError
@@ -391,6 +401,8 @@ class OnnxImporter:
         self.builder = GraphBuilder(self.block)
         self.problems = _Problems()
         self.converters = converters()
+        self.functions = local_functions(model)
+        self._depth = 0
 
     def error(self, message: str) -> UserError:
         return UserError(message, self.where)
@@ -532,6 +544,8 @@ class OnnxImporter:
             label = _label(node, index)
             opset = self.opset
             conv = self.converters.get(_converter_key(node))
+            if conv is None and self._expand_function(node, label, arg_names):
+                continue
             if conv is None and node.domain not in DEFAULT_DOMAINS:
                 self.problems.add(
                     label, f"{node.domain}.{node.op_type}", opset, "op domain not supported"
@@ -607,6 +621,75 @@ class OnnxImporter:
                 self._poison(node)
                 continue
             self._bind_outputs(node, label, opset, outs)
+
+    def _function_body(self, node: onnx.NodeProto, label: str) -> FunctionBody | None:
+        """The model's own function, else the standard's function body, for `node`."""
+        prefix = f"{node.output[0] if node.output else label}/{node.op_type}/"
+        local = self.functions.get((node.domain, node.op_type))
+        if local is not None:
+            where = f"function {node.domain}.{node.op_type} of the model"
+            return inline(node, local, prefix, self.opset, where)
+        if node.domain not in DEFAULT_DOMAINS:
+            return None
+        types: list[onnx.TypeProto | None] = []
+        for name in node.input:
+            v = self.values.get(name) if name else None
+            if v is None or isinstance(v, _Poison):
+                types.append(None)
+            else:
+                types.append(tensor_type(dtype_of(v), shape_of(v)))
+        fn = schema_function(node, self.opset, types)
+        if fn is None:
+            return None
+        return inline(node, fn, prefix, self.opset, f"the ONNX function {node.op_type}")
+
+    def _expand_function(self, node: onnx.NodeProto, label: str, arg_names: list[str]) -> bool:
+        """Convert `node` as its function body (False when it has none). Problems inside the
+        body are reported as one item of the node."""
+        if any(isinstance(self.values.get(n), _Poison) for n in node.input if n):
+            self._poison(node)  # an input already failed; that failure is reported
+            return True
+        body = self._function_body(node, label)
+        if body is None:
+            return False
+        opset = self.opset
+        if self._depth >= MAX_DEPTH:
+            self.problems.add(
+                label, node.op_type, opset, f"functions nest deeper than {MAX_DEPTH} calls"
+            )
+            self._poison(node)
+            return True
+        outer_values, outer_problems = self.values, self.problems
+        local: dict[str, Value | _Poison] = {}
+        self.values = ChainMap(local, outer_values)  # type: ignore[assignment]
+        self.problems = _Problems()
+        self.opset, self._depth = body.opset, self._depth + 1
+        try:
+            self._convert_nodes(arg_names, body.nodes)
+            inner = self.problems
+        finally:
+            self.values, self.problems = outer_values, outer_problems
+            self.opset, self._depth = opset, self._depth - 1
+        for d in inner.needs:
+            if d not in self.problems.needs:
+                self.problems.needs.append(d)
+        if inner.lines:
+            self.problems.add(
+                label, node.op_type, opset, f"in {body.source}: " + "; ".join(inner.lines)
+            )
+            self._poison(node)
+            return True
+        for name in node.output:
+            if not name:
+                continue
+            v = local.get(name)
+            if v is None:
+                self.problems.add(
+                    label, node.op_type, opset, f"{body.source} does not define {name!r}"
+                )
+                v = POISON
+            self.values[name] = v
+        return True
 
     def _subgraph_runner(self, arg_names: list[str]) -> Callable[..., list[Value]]:
         def run(graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> list[Value]:

@@ -286,6 +286,12 @@ def _gather(ctx: NodeContext) -> list[Value | None]:
     ]
 
 
+@converter("GatherElements", attrs=("axis",))
+def _gather_elements(ctx: NodeContext) -> list[Value | None]:
+    data, idx = ctx.required(0), ctx.required(1)
+    return [ctx.emit("nnvm.gather_elements", data, idx, axis=int(ctx.attr("axis", 0)))]
+
+
 @converter("GatherND", attrs=("batch_dims",))
 def _gather_nd(ctx: NodeContext) -> list[Value | None]:
     return [
