@@ -7,6 +7,7 @@ numpy semantics; this module only gathers them into the dialect.
 from xdsl.ir import Dialect
 
 from nnvm.dialects.nnvm.binary import BINARY_OPS
+from nnvm.dialects.nnvm.bitwise import BITWISE_OPS
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.elementwise import UNARY_OPS
 from nnvm.dialects.nnvm.nn import NN_OPS
@@ -15,11 +16,14 @@ from nnvm.dialects.nnvm.reduce import REDUCE_OPS
 from nnvm.dialects.nnvm.rnn import RNN_OPS
 from nnvm.dialects.nnvm.sources import SOURCE_OPS
 from nnvm.dialects.nnvm.transform import TRANSFORM_OPS
+from nnvm.dialects.nnvm.trigonometric import TRIGONOMETRIC_OPS
 
 ALL_OPS = [
     *SOURCE_OPS,
     *UNARY_OPS,
     *BINARY_OPS,
+    *BITWISE_OPS,
+    *TRIGONOMETRIC_OPS,
     Conv2DOp,
     *NN_OPS,
     *POOLING_OPS,

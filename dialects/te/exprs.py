@@ -126,6 +126,8 @@ BINARY_FUNCS: dict[
     "and": (None, arith.AndIOp, arith.AndIOp),
     "or": (None, arith.OrIOp, arith.OrIOp),
     "xor": (None, arith.XOrIOp, arith.XOrIOp),
+    "shl": (None, arith.ShLIOp, arith.ShLIOp),
+    "shr": (None, arith.ShRSIOp, arith.ShRUIOp),
     "pow": (math.PowFOp, None, None),
     "atan2": (math.Atan2Op, None, None),
     "copysign": (math.CopySignOp, None, None),
@@ -152,6 +154,13 @@ UNARY_FUNCS: dict[str, tuple[type[Operation] | None, type[Operation] | None]] = 
     "cos": (math.CosOp, None),
     "tan": (math.TanOp, None),
     "atan": (math.AtanOp, None),
+    "asin": (math.AsinOp, None),
+    "acos": (math.AcosOp, None),
+    "sinh": (math.SinhOp, None),
+    "cosh": (math.CoshOp, None),
+    "asinh": (math.AsinhOp, None),
+    "acosh": (math.AcoshOp, None),
+    "atanh": (math.AtanhOp, None),
     "abs": (math.AbsFOp, math.AbsIOp),
 }
 

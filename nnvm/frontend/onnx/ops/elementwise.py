@@ -28,6 +28,18 @@ _UNARY = {
     "Not": "nnvm.logical_not",
     "IsNaN": "nnvm.isnan",
     "HardSwish": "nnvm.hard_swish",
+    "Sin": "nnvm.sin",
+    "Cos": "nnvm.cos",
+    "Tan": "nnvm.tan",
+    "Asin": "nnvm.asin",
+    "Acos": "nnvm.acos",
+    "Atan": "nnvm.atan",
+    "Sinh": "nnvm.sinh",
+    "Cosh": "nnvm.cosh",
+    "Asinh": "nnvm.asinh",
+    "Acosh": "nnvm.acosh",
+    "Atanh": "nnvm.atanh",
+    "BitwiseNot": "nnvm.bitwise_not",
 }
 
 
@@ -189,6 +201,9 @@ _BINARY = {
     "And": "nnvm.logical_and",
     "Or": "nnvm.logical_or",
     "Xor": "nnvm.logical_xor",
+    "BitwiseAnd": "nnvm.bitwise_and",
+    "BitwiseOr": "nnvm.bitwise_or",
+    "BitwiseXor": "nnvm.bitwise_xor",
 }
 
 
@@ -218,6 +233,28 @@ def _binary(ctx: NodeContext) -> list[Value | None]:
 
 for _op in _BINARY:
     converter(_op, attrs=("broadcast", "axis", "consumed_inputs"))(_binary)
+
+
+@converter("BitShift", attrs=("direction",))
+def _bit_shift(ctx: NodeContext) -> list[Value | None]:
+    direction = str(ctx.attr("direction", "")).lower()
+    if direction not in ("left", "right"):
+        raise Unsupported(f"direction must be LEFT or RIGHT, got {ctx.attr('direction')!r}")
+    x, y = ctx.required(0), ctx.required(1)
+    return [ctx.emit("nnvm.bit_shift", x, y, direction=direction)]
+
+
+@converter("IsInf", attrs=("detect_negative", "detect_positive"))
+def _is_inf(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    hits = []
+    if ctx.flag("detect_positive", 1):
+        hits.append(ctx.emit("nnvm.equal", x, ctx.scalar(math.inf, x)))
+    if ctx.flag("detect_negative", 1):
+        hits.append(ctx.emit("nnvm.equal", x, ctx.scalar(-math.inf, x)))
+    if not hits:
+        return [ctx.known(np.zeros(ctx.shape(x), np.bool_), tag="none")]
+    return [hits[0] if len(hits) == 1 else ctx.emit("nnvm.logical_or", *hits)]
 
 
 @converter("Mod", attrs=("fmod",))
