@@ -14,7 +14,6 @@ bench/peak.py on the same thread count.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -91,11 +90,7 @@ def kernel_works(kernel_ir: dict[str, str]) -> dict:
 
 def profile_kernels(runtime, number: int) -> list[float]:
     """Median milliseconds of each node of a debug runtime over `number` runs."""
-    runs = []
-    for _ in range(number):
-        runtime.run()
-        runs.append([t.ms for t in runtime.timings])
-    return [statistics.median(col) for col in zip(*runs, strict=True)]
+    return [row.ms for row in runtime.profile(number).rows]  # rows in graph order
 
 
 def efficiency_report(

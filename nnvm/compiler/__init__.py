@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 import numpy as np
 
 from nnvm.compiler.build import build
+from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph
-from nnvm.support.params import load_params, save_params
+from nnvm.support.params import load_params, load_params_file, save_params
 
 
 def save_param_dict(params: Mapping[str, np.ndarray], model_hash: str = "") -> bytes:
@@ -18,7 +20,19 @@ def save_param_dict(params: Mapping[str, np.ndarray], model_hash: str = "") -> b
     return save_params(params, model_hash)
 
 
-def load_param_dict(data: bytes) -> dict[str, np.ndarray]:
+def load_param_dict(
+    data: bytes | bytearray | memoryview | str | os.PathLike[str],
+) -> dict[str, np.ndarray]:
+    """Params from a params file: its path (str or PathLike), or its bytes as
+    `save_param_dict` returns them. A missing, unreadable or malformed file is a UserError
+    naming it. Set them with `m.set_input(**params)` (or `m.load_params(path)`, which also
+    refuses a file tied to another build)."""
+    if isinstance(data, str | os.PathLike):
+        return load_params_file(data)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise UserError(
+            f"load_param_dict takes a params file's path or bytes, not a {type(data).__name__}"
+        )
     return load_params(data)
 
 

@@ -5,6 +5,11 @@
     m.run(data=x)
     y = m.get_output(0)
 
+`graph` may be build's graph, its JSON text or the path of a graph.json, and `lib` a Module or
+the path of a library; `graph_runtime.load("out/")` loads all of what `nnvm-compile -o out/`
+wrote (graph, library and params) in one call. `get_input_info()` / `get_output_info()` say
+what the model takes and returns.
+
 By default the whole graph runs inside the library's entry point (no Python between kernels).
 `debug=True` instead calls the exported kernels one by one, to time each (`profile()`) and to
 check each against the reference executor (`check()`), naming the first kernel that diverges."""
@@ -12,16 +17,29 @@ check each against the reference executor (`check()`), naming the first kernel t
 from __future__ import annotations
 
 import ctypes
+import errno
 import math
+import os
 import statistics
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nnvm.runtime.device import BoundDevice, run_on_device
-from nnvm.runtime.module import Module
+from nnvm.runtime.module import Module, load_module
+from nnvm.runtime.profile_report import (
+    KernelSpan,
+    LoopSpan,
+    PoolTracer,
+    ProfileReport,
+    make_report,
+    trace_events,
+    write_chrome_trace,
+)
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
 from nnvm.support.params import load_params, params_model_hash, save_params
@@ -67,8 +85,71 @@ def _bound_device(name: str, lib: Module) -> BoundDevice:
     return BoundDevice(name, parse_target(name).runtime(lib))
 
 
-def _as_graph(graph: ExecutorGraph | str) -> ExecutorGraph:
-    return ExecutorGraph.from_json(graph) if isinstance(graph, str) else graph
+GraphLike = ExecutorGraph | str | bytes | os.PathLike
+"""build's graph, its JSON text, or the path of a graph.json."""
+
+
+def _as_graph(graph: GraphLike) -> ExecutorGraph:
+    if isinstance(graph, ExecutorGraph):
+        return graph
+    if isinstance(graph, bytes | bytearray):
+        return ExecutorGraph.from_json(bytes(graph).decode("utf-8", "replace"))
+    if isinstance(graph, str) and graph.lstrip().startswith("{"):
+        return ExecutorGraph.from_json(graph)
+    if isinstance(graph, str | os.PathLike):
+        path = Path(graph)
+        if path.is_dir():
+            raise UserError(
+                f"the graph {str(path)!r} is a folder; pass its graph.json, or load the whole "
+                "folder nnvm-compile wrote with graph_runtime.load(folder)"
+            )
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            raise UserError(f"the graph file {str(path)!r} is not graph JSON (not text)") from None
+        except (OSError, ValueError) as err:
+            # ValueError: a NUL in the string; ENAMETOOLONG: text too long for a path
+            if isinstance(err, FileNotFoundError | NotADirectoryError | ValueError) or (
+                getattr(err, "errno", None) == errno.ENAMETOOLONG
+            ):
+                raise UserError(
+                    f"the graph {str(path)[:200]!r} is neither the path of an existing file nor "
+                    "graph JSON text (create() takes build's graph, its JSON or a graph.json path)"
+                ) from None
+            raise UserError(f"cannot read the graph file {str(path)!r}: {err}") from None
+        try:
+            return ExecutorGraph.from_json(text)
+        except UserError as err:
+            raise UserError(f"{path}: {err.message}") from None
+    raise UserError(
+        f"the graph must be build's graph, its JSON text or a graph.json path, not a "
+        f"{type(graph).__name__}"
+    )
+
+
+def _as_module(lib: Module | str | os.PathLike) -> Module:
+    if isinstance(lib, Module):
+        return lib
+    if isinstance(lib, str | os.PathLike):
+        return load_module(lib)
+    raise UserError(
+        f"the library must be build's lib (a Module) or a library path, not a {type(lib).__name__}"
+    )
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A graph input or output: `name` (outputs are unnamed in the graph: ""), static `shape`
+    and numpy `dtype` name, as `get_input_info()` / `get_output_info()` list them."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return TensorInfo(list(self.shape), self.dtype).nbytes
 
 
 @dataclass
@@ -101,9 +182,11 @@ class GraphModule:
     threads run concurrently and each reads its own results); params are shared, and setting them
     makes every thread recreate its model before its next run, never under a running one."""
 
-    def __init__(self, graph: ExecutorGraph | str, lib: Module, device: Device | None = None):
+    def __init__(
+        self, graph: GraphLike, lib: Module | str | os.PathLike, device: Device | None = None
+    ):
         self.graph = _as_graph(graph)
-        self.lib = lib
+        self.lib = lib = _as_module(lib)
         self.device = device or cpu(0)
         if self.device.kind != "cpu":
             raise UserError(f"device {self.device} is not supported; use nnvm.cpu(0)")
@@ -162,17 +245,28 @@ class GraphModule:
         for name, v in params.items():
             self._set_one(name, v)
 
-    def load_params(self, data: bytes | bytearray | memoryview) -> None:
-        """Set the params from a params file's bytes (`save_param_dict(params, model_hash)`).
-        A file tied to another build is refused, as the C entry point refuses it; a file tied
-        to no build (no model hash) is accepted."""
-        tag = params_model_hash(data)
+    def load_params(self, data: bytes | bytearray | memoryview | str | os.PathLike) -> None:
+        """Set the params from a params file (its path) or its bytes (`save_param_dict(params,
+        model_hash)`). A file tied to another build is refused, as the C entry point refuses it;
+        a file tied to no build (no model hash) is accepted."""
+        where = ""
+        if isinstance(data, str | os.PathLike):
+            where = os.fspath(data)
+            try:
+                with open(where, "rb") as f:
+                    data = bytearray(f.read())
+            except OSError as err:
+                raise UserError(f"cannot read params file: {err.strerror}", where) from None
+        try:
+            tag = params_model_hash(data)
+        except UserError as err:
+            raise UserError(err.message, where or None) from None
         if tag and self.graph.model_hash and tag != self.graph.model_hash:
             raise UserError(
                 f"these params belong to model {tag}, not to this build "
                 f"({self.graph.model_hash}); compile again or use that build's params"
             )
-        self.set_input(**load_params(data))
+        self.set_input(**load_params(data, where))
 
     def _set_one(self, key: str | int, value) -> None:
         if isinstance(key, int):
@@ -208,6 +302,25 @@ class GraphModule:
         if array.dtype != np.dtype(info.dtype):
             raise UserError(f"{name!r} must have dtype {info.dtype}, got {array.dtype}")
         return array
+
+    def get_num_inputs(self) -> int:
+        """The number of graph inputs (the data a run takes; params are not counted)."""
+        return len(self.graph.inputs)
+
+    def get_input_info(self) -> list[TensorSpec]:
+        """The graph inputs in order (what `run(**inputs)` / `set_input` take; not params):
+        name, shape and dtype of each, as onnxruntime's `get_inputs()` lists them."""
+        return [
+            TensorSpec(k, i["name"], tuple(int(d) for d in i["shape"]), str(i["dtype"]))
+            for k, i in enumerate(self.graph.inputs)
+        ]
+
+    def get_output_info(self) -> list[TensorSpec]:
+        """The graph outputs in order (`get_output(index)`): shape and dtype of each."""
+        return [
+            TensorSpec(k, "", tuple(int(d) for d in o.shape), str(o.dtype))
+            for k, o in enumerate(self.graph.outputs)
+        ]
 
     def get_input(self, name: str) -> np.ndarray:
         if name not in self._input_index:
@@ -338,6 +451,7 @@ class DebugGraphModule(GraphModule):
         }
         self._kernels = {}
         self.timings: list[KernelTiming] = []
+        self._loops: list[list[LoopSpan]] = []
         self._turn = threading.Lock()
 
     def _array(self, ref: Ref, info: TensorInfo) -> np.ndarray:
@@ -372,37 +486,85 @@ class DebugGraphModule(GraphModule):
 
     def run(self, **inputs) -> None:
         with self._turn:
-            self._run_kernels(**inputs)
+            self._run_kernels(inputs)
 
-    def _run_kernels(self, **inputs) -> None:
+    def _run_kernels(
+        self, inputs: dict[str, Any], tracer: PoolTracer | None = None
+    ) -> list[tuple[int, int]]:
+        """One run; with a tracer, also each kernel's (start, end) on CLOCK_MONOTONIC (ns) and
+        its pool's loop spans in `self._loops`."""
         for name, value in inputs.items():
             self._set_one(name, value)
         self._check_inputs_given()
         self._ensure_handle()  # same params check as the entry point
         self.lib.sync_threads()
         self.timings = []
+        stamps: list[tuple[int, int]] = []
+        self._loops = []
         for node in self.graph.nodes:
             ins, outs = self._args(node)
-            start = time.perf_counter()
+            start = time.monotonic_ns()  # CLOCK_MONOTONIC, the pool's clock
             self._call(node, ins, outs)
-            self.timings.append(KernelTiming(node.kernel, (time.perf_counter() - start) * 1e3))
+            end = time.monotonic_ns()
+            self.timings.append(KernelTiming(node.kernel, (end - start) / 1e6))
+            stamps.append((start, end))
+            if tracer is not None:
+                self._loops.append(tracer.take())
         for copy in self.graph.copies:
             info = self.graph.outputs[copy.output]
             self._outputs[copy.output][...] = self._array(copy.source, info)
+        return stamps
 
-    def profile(self, number: int = 3) -> str:
-        """Run `number` times and return a per-kernel table: kernel, ms (median), %."""
+    def profile(
+        self, number: int = 3, trace: str | os.PathLike[str] | None = None
+    ) -> ProfileReport:
+        """Run `number` times and return the per-kernel table (a ProfileReport: prints as
+        kernel, median ms, %; `.rows` / `.to_dicts()`; `.total_ms`).
+
+        `trace="run.json"` also writes a Chrome / Perfetto trace (Trace Event JSON) of one more
+        run: a span per kernel on the calling thread (args: ops, shapes, dtypes, bytes), and for
+        each thread of the library's pool that ran part of a kernel's parallel loops a span per
+        loop on its own track (args: chunks claimed), recorded by the pool itself. A library
+        built before the pool could record (no nnvm_trace_take) gives kernel spans only. Loops
+        that another Python thread runs on the same library meanwhile would show in the trace."""
+        if number < 1:
+            raise UserError(f"profile(number={number}): number must be at least 1")
         runs = []
         for _ in range(number):
             self.run()
             runs.append([t.ms for t in self.timings])
         per_node = [statistics.median(col) for col in zip(*runs, strict=True)]
-        total = sum(per_node) or 1.0
-        rows = [f"{'kernel':<60} {'ms':>9} {'%':>6}"]
-        for node, ms in sorted(zip(self.graph.nodes, per_node, strict=True), key=lambda x: -x[1]):
-            rows.append(f"{node.kernel:<60} {ms:9.3f} {100 * ms / total:6.1f}")
-        rows.append(f"{'total':<60} {total:9.3f} {100.0:6.1f}")
-        return "\n".join(rows)
+        report = make_report(self.graph, per_node, number)
+        if trace is not None:
+            report.trace = self._write_trace(report, trace)
+        return report
+
+    def _write_trace(self, report: ProfileReport, path: str | os.PathLike[str]) -> Path:
+        from nnvm.threads import get_num_threads
+
+        tracer = PoolTracer.of(self.lib.lib)
+        with self._turn:
+            if tracer is not None:
+                tracer.start()
+            try:
+                stamps = self._run_kernels({}, tracer)
+            finally:
+                if tracer is not None:
+                    tracer.stop()
+        loops = self._loops if tracer is not None else [[] for _ in stamps]
+        spans = [
+            KernelSpan(row, start, end, node_loops)
+            for row, (start, end), node_loops in zip(report.rows, stamps, loops, strict=True)
+        ]
+        metadata = {
+            "model_hash": self.graph.model_hash,
+            "target": self.graph.target,
+            "threads": get_num_threads(),
+            "pool_threads_traced": tracer is not None,
+            "loop_spans_dropped": tracer.dropped if tracer is not None else 0,
+        }
+        title = f"nnvm model {self.graph.model_hash[:12] or '?'}"
+        return write_chrome_trace(path, trace_events(spans, os.getpid(), title), metadata)
 
     def check(self, rtol: float = 1e-3, atol: float = 1e-4) -> str | None:
         """Run kernel by kernel, comparing each output with the reference executor on the same
@@ -438,11 +600,53 @@ class DebugGraphModule(GraphModule):
 
 
 def create(
-    graph: ExecutorGraph | str,
-    lib: Module,
+    graph: GraphLike,
+    lib: Module | str | os.PathLike,
     device: Device | None = None,
     debug: bool = False,
 ) -> GraphModule:
-    """A runnable model from build's graph (or its JSON) and library."""
+    """A runnable model from build's graph and library. `graph` may also be the graph's JSON
+    text or the path of a graph.json (str or PathLike), `lib` the path of an exported library.
+    `debug=True`: kernel by kernel, with `profile()` and `check()`."""
     cls = DebugGraphModule if debug else GraphModule
     return cls(graph, lib, device)
+
+
+def _folder_library(folder: Path, graph: ExecutorGraph) -> Module:
+    """The library of `graph` in a folder: its only .so, else the one built with the graph."""
+    found = sorted(folder.glob("*.so"))
+    if not found:
+        raise UserError(f"{folder} holds no model library (*.so) beside its graph.json")
+    if len(found) == 1:
+        return load_module(found[0])
+    for path in found:
+        try:
+            lib = load_module(path)
+        except UserError:
+            continue
+        if lib.model_hash == graph.model_hash:
+            return lib
+    names = ", ".join(p.name for p in found)
+    raise UserError(f"none of the libraries in {folder} ({names}) was built with its graph.json")
+
+
+def load(
+    folder: str | os.PathLike[str], device: Device | None = None, debug: bool = False
+) -> GraphModule:
+    """A model ready to run from a folder `nnvm-compile -o folder` wrote (or one holding the
+    same files): graph.json, the library (its only *.so) and model.params, which are set (a
+    folder without model.params gives a module whose params are still to set)."""
+    path = Path(folder)
+    if not path.is_dir():
+        what = "a file" if path.exists() else "no such folder"
+        raise UserError(
+            f"load() takes the folder nnvm-compile wrote (graph.json, library, model.params); "
+            f"{str(path)!r} is {what}"
+        )
+    if not (path / "graph.json").is_file():
+        raise UserError(f"{path} holds no graph.json (is it a folder nnvm-compile wrote?)")
+    graph = _as_graph(path / "graph.json")
+    module = create(graph, _folder_library(path, graph), device, debug)
+    if (path / "model.params").is_file():
+        module.load_params(path / "model.params")
+    return module

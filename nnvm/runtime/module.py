@@ -107,5 +107,22 @@ class Module:
 
 
 def load_module(path: str | os.PathLike[str]) -> Module:
-    """Load a library written by `export_library`."""
-    return Module.load(path)
+    """Load a model library written by `lib.export_library(path)` (or by nnvm-compile), to run
+    it again without recompiling:
+
+        lib = nnvm.runtime.load_module("out/model.so")
+        m = graph_runtime.create("out/graph.json", lib)
+        m.load_params("out/model.params")
+
+    A missing file, a folder, a file that is no shared library, a library nnvm did not build, or
+    one built for CPU features this host lacks is a UserError saying which."""
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(
+            f"{p} is a folder, not a model library (graph_runtime.load(folder) loads the folder "
+            "nnvm-compile wrote)"
+        )
+    try:
+        return Module.load(p)
+    except OSError as err:  # dlopen's refusal: not a shared library, wrong architecture, ...
+        raise UserError(f"cannot load {p} as a model library: {err}") from None

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef NNVM_THREADS_EXPORT
@@ -51,6 +52,59 @@ struct loop {
 static _Thread_local struct loop tl_loop;
 static _Thread_local bool tl_in_team;
 static _Thread_local int32_t tl_index; /* 0: the caller; k: worker k */
+static _Thread_local int32_t tl_chunks; /* chunks this thread claimed in the current loop */
+
+/* Profiling (the debug runtime's profile(trace=...)): while on, every thread that takes part in
+ * a top-level parallel loop records one span (its time inside fn, the chunks it claimed) into a
+ * fixed buffer; off, the cost is one relaxed load per loop and thread. Always exported (model
+ * libraries compile this file with hidden symbols otherwise), read with ctypes. */
+#define NNVM_TRACE_API __attribute__((visibility("default")))
+#define TRACE_CAPACITY 16384
+
+struct nnvm_trace_span {
+    int64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+    int32_t thread;           /* 0: the calling thread; k: pool worker k */
+    int32_t chunks;
+};
+
+static _Atomic int trace_on;
+static _Atomic int64_t trace_count;
+static struct nnvm_trace_span trace_buf[TRACE_CAPACITY];
+
+static inline int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline bool tracing(void) { return atomic_load_explicit(&trace_on, memory_order_relaxed); }
+
+static void trace_record(int64_t start, int32_t thread) {
+    int64_t end = now_ns();
+    int64_t k = atomic_fetch_add_explicit(&trace_count, 1, memory_order_relaxed);
+    if (k < TRACE_CAPACITY)
+        trace_buf[k] = (struct nnvm_trace_span){start, end, thread, tl_chunks};
+}
+
+/* on != 0: clear the buffer and record; 0: stop recording. */
+NNVM_TRACE_API void nnvm_trace_enable(int32_t on) {
+    if (on)
+        atomic_store(&trace_count, 0);
+    atomic_store(&trace_on, on != 0);
+}
+
+/* Copy up to `max` spans recorded since the last take (or enable) into `out` and clear them;
+ * returns how many were recorded, which exceeds what was copied when the buffer overflowed.
+ * Call it between parallel loops (no thread is recording then). */
+NNVM_TRACE_API int64_t nnvm_trace_take(struct nnvm_trace_span *out, int64_t max) {
+    int64_t n = atomic_exchange(&trace_count, 0);
+    int64_t kept = n < TRACE_CAPACITY ? n : TRACE_CAPACITY;
+    if (kept > max)
+        kept = max;
+    if (kept > 0)
+        memcpy(out, trace_buf, (size_t)kept * sizeof *out);
+    return n;
+}
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -103,11 +157,16 @@ static void *worker_main(void *arg) {
         if (!join_job())
             continue; /* too late: the caller finished this job without us */
         if (index < shared_job.threads) {
+            bool traced = tracing();
+            int64_t t0 = traced ? now_ns() : 0;
+            tl_chunks = 0;
             tl_in_team = true;
             tl_loop.job = &shared_job;
             shared_job.fn(shared_job.ctx);
             tl_loop.job = NULL;
             tl_in_team = false;
+            if (traced && tl_chunks > 0)
+                trace_record(t0, index); /* before leaving: the caller waits for this */
         }
         atomic_fetch_sub_explicit(&state, 1, memory_order_release);
     }
@@ -159,12 +218,15 @@ static void run_alone(nnvm_task fn, void *ctx) {
     struct job solo = {.threads = 1, .fn = fn, .ctx = ctx};
     struct loop saved = tl_loop;
     bool was = tl_in_team;
+    int32_t chunks = tl_chunks;
     atomic_init(&solo.next, 0);
     tl_loop.job = &solo;
     tl_in_team = true;
     fn(ctx);
     tl_loop = saved;
     tl_in_team = was;
+    if (was)
+        tl_chunks = chunks; /* a nested loop's chunks are not the outer loop's */
 }
 
 NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, int32_t flags) {
@@ -173,9 +235,15 @@ NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, i
     int want = nthreads > 0 ? nthreads : default_threads();
     if (want > MAX_WORKERS + 1)
         want = MAX_WORKERS + 1;
+    bool traced = !tl_in_team && tracing();
+    int64_t t0 = traced ? now_ns() : 0;
+    if (!tl_in_team)
+        tl_chunks = 0;
     /* nested, single-threaded, or the pool busy with another caller's loop: run it here */
     if (want <= 1 || tl_in_team || pthread_mutex_trylock(&pool_lock) != 0) {
         run_alone(fn, ctx);
+        if (traced)
+            trace_record(t0, 0);
         return;
     }
     int team = ensure_workers(want - 1) + 1;
@@ -197,6 +265,8 @@ NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, i
     fn(ctx); /* claims chunks until none are left */
     tl_loop.job = NULL;
     tl_in_team = false;
+    if (traced)
+        trace_record(t0, 0);
     atomic_fetch_or_explicit(&state, CLOSED, memory_order_acq_rel);
     /* wait for the workers still inside fn: they are running (they claimed a chunk or are
      * about to find none left) */
@@ -219,6 +289,7 @@ static bool claim(int64_t *lo, int64_t *hi) {
         return false;
     *lo = start;
     *hi = start + l->chunk < l->end ? start + l->chunk : l->end;
+    tl_chunks++;
     return true;
 }
 

@@ -122,8 +122,10 @@ def test_debug_runtime_times_and_checks_kernels(built):
     x = np.linspace(-2, 2, 16, dtype=np.float32)
     m.run(x=x)
     np.testing.assert_allclose(m.get_output(0), _expected(x, params["w"]))
-    table = m.profile(number=2)
+    report = m.profile(number=2)
+    table = str(report)
     assert all(k in table for k in graph.kernels) and "total" in table
+    assert [r.kernel for r in report.rows] == [n.kernel for n in graph.nodes]
 
 
 def test_wrong_inputs_are_clear_errors(built):
