@@ -14,6 +14,7 @@ from nnvm.dialects.nnvm.nn import NN_OPS
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import REDUCE_OPS
 from nnvm.dialects.nnvm.rnn import RNN_OPS
+from nnvm.dialects.nnvm.scatter import SCATTER_OPS
 from nnvm.dialects.nnvm.sources import SOURCE_OPS
 from nnvm.dialects.nnvm.transform import TRANSFORM_OPS
 from nnvm.dialects.nnvm.trigonometric import TRIGONOMETRIC_OPS
@@ -30,6 +31,7 @@ ALL_OPS = [
     *REDUCE_OPS,
     *RNN_OPS,
     *TRANSFORM_OPS,
+    *SCATTER_OPS,
 ]
 
 NNVM = Dialect("nnvm", ALL_OPS, [])

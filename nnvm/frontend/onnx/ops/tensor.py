@@ -292,6 +292,28 @@ def _gather_elements(ctx: NodeContext) -> list[Value | None]:
     return [ctx.emit("nnvm.gather_elements", data, idx, axis=int(ctx.attr("axis", 0)))]
 
 
+@converter("ScatterElements", "Scatter", attrs=("axis", "reduction"))
+def _scatter_elements(ctx: NodeContext) -> list[Value | None]:
+    data, idx, upd = ctx.required(0), ctx.required(1), ctx.required(2)
+    return [
+        ctx.emit(
+            "nnvm.scatter_elements",
+            data,
+            idx,
+            upd,
+            axis=int(ctx.attr("axis", 0)),
+            reduction=str(ctx.attr("reduction", "none")),
+        )
+    ]
+
+
+@converter("ScatterND", attrs=("reduction",))
+def _scatter_nd(ctx: NodeContext) -> list[Value | None]:
+    data, idx, upd = ctx.required(0), ctx.required(1), ctx.required(2)
+    reduction = str(ctx.attr("reduction", "none"))
+    return [ctx.emit("nnvm.scatter_nd", data, idx, upd, reduction=reduction)]
+
+
 @converter("GatherND", attrs=("batch_dims",))
 def _gather_nd(ctx: NodeContext) -> list[Value | None]:
     return [
