@@ -4,6 +4,7 @@
     nnvm-opt input.mlir -p 'infer-shapes,cse,dce' --mlir-print-ir-after-all
     nnvm-opt tests.mlir --split-input-file --verify-diagnostics
     nnvm-opt --load-pass-plugin=my_passes.py input.mlir -p my-pass
+    nnvm-opt input.mlir -p fuse --view-op-graph 2> graph.dot    # Graphviz DOT, IR unchanged
 
 User errors are printed as `FILE:LINE:COL: error: message` and exit 1 without a traceback or
 an output file; a crash inside a pass is reported as an internal error naming the pass.
@@ -37,6 +38,7 @@ from nnvm.support.diagnostics import (
     verify_located,
 )
 from nnvm.support.errors import UserError
+from nnvm.support.graph_dot import ViewOptions, module_to_dot, parse_view_options
 from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
 from nnvm.support.pass_statistics import format_statistics, statistics_of
@@ -138,6 +140,21 @@ def build_arg_parser() -> argparse.ArgumentParser:
             metavar="PLUGIN",
             help=f"load {what} from a module name or a .py file before anything else (repeatable)",
         )
+    p.add_argument(
+        "--view-op-graph",
+        action="store_const",
+        const="",
+        default=None,
+        help="after the passes, write a Graphviz DOT picture of the module to stderr, as "
+        "mlir-opt's -view-op-graph; options as --view-op-graph='max-label-len=20 "
+        "print-attrs=true print-result-types=true print-data-flow-edges=true "
+        "print-control-flow-edges=false'",
+    )
+    p.add_argument(
+        "--view-op-graph-output",
+        metavar="FILE",
+        help="write the --view-op-graph DOT to FILE instead of stderr (implies --view-op-graph)",
+    )
     p.add_argument("--params", metavar="FILE", help="read the params store from FILE")
     p.add_argument("--params-out", metavar="FILE", help="write the params store to FILE")
     p.add_argument("--version", action="version", version=f"nnvm-opt {__version__}")
@@ -151,6 +168,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = build_arg_parser()
     tokens = list(sys.argv[1:] if argv is None else argv)
     marker: str | None = None
+    view_options: str | None = None
     for k, token in enumerate(tokens):
         if token == "--":
             break
@@ -160,9 +178,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                 parser.error("--split-input-file=MARKER needs a non-empty marker")
             marker = value.strip()
             tokens[k] = flag
+        elif eq and flag == "--view-op-graph":  # its options, like the marker, only after '='
+            view_options = value
+            tokens[k] = flag
     args = parser.parse_args(tokens)
     if marker is not None:
         args.split_input_file = marker
+    if view_options is not None:
+        args.view_op_graph = view_options
+    if args.view_op_graph_output and args.view_op_graph is None:
+        args.view_op_graph = ""
     return args
 
 
@@ -203,6 +228,10 @@ class RunState:
     timings: dict[str, float] = field(default_factory=dict)
     out_params: dict | None = None
     stderr: io.TextIOBase = field(default_factory=lambda: sys.stderr)  # type: ignore[assignment]
+    view: ViewOptions | None = None
+    """--view-op-graph's options (None: no picture)."""
+    dots: list[str] = field(default_factory=list)
+    """The DOT of each chunk, when it goes to --view-op-graph-output."""
 
 
 def split_chunks(text: str, marker: str | None) -> list[Chunk]:
@@ -286,6 +315,12 @@ def run_chunk(
             state.stderr.write(print_module(module, args))
     if args.mlir_pass_statistics and statistics_of(module):
         state.stderr.write(format_statistics(statistics_of(module)))
+    if state.view is not None:
+        dot = module_to_dot(module, state.view, name=os.path.basename(file))
+        if args.view_op_graph_output:
+            state.dots.append(dot)
+        else:
+            state.stderr.write(dot)
     started = time.perf_counter()
     text = print_module(module, args)
     state.timings["Output"] = state.timings.get("Output", 0.0) + time.perf_counter() - started
@@ -341,10 +376,11 @@ def run(argv: Sequence[str] | None = None) -> int:
             from nnvm.support.params import load_params_file
 
             params = load_params_file(args.params)
+        view = parse_view_options(args.view_op_graph) if args.view_op_graph is not None else None
     except UserError as err:
         sys.stderr.write(err.format() + "\n")
         return 1
-    state = RunState(args, file, make_context(args.allow_unregistered_dialect))
+    state = RunState(args, file, make_context(args.allow_unregistered_dialect), view=view)
     outputs: list[str] = []
     failed = False
     crashes: list[Diagnostic] = []
@@ -377,6 +413,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         separator = f"{args.split_input_file or SPLIT_MARKER}\n"
         files = OutputFiles()
         files.add(args.output, separator.join(outputs))
+        if args.view_op_graph_output:
+            files.add(args.view_op_graph_output, "".join(state.dots))
         if args.params_out:
             from nnvm.support.params import save_params
 
