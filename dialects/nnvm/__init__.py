@@ -16,6 +16,7 @@ from nnvm.dialects.nnvm.reduce import REDUCE_OPS
 from nnvm.dialects.nnvm.rnn import RNN_OPS
 from nnvm.dialects.nnvm.scatter import SCATTER_OPS
 from nnvm.dialects.nnvm.sources import SOURCE_OPS
+from nnvm.dialects.nnvm.topk import TOPK_OPS
 from nnvm.dialects.nnvm.transform import TRANSFORM_OPS
 from nnvm.dialects.nnvm.trigonometric import TRIGONOMETRIC_OPS
 
@@ -32,6 +33,7 @@ ALL_OPS = [
     *RNN_OPS,
     *TRANSFORM_OPS,
     *SCATTER_OPS,
+    *TOPK_OPS,
 ]
 
 NNVM = Dialect("nnvm", ALL_OPS, [])

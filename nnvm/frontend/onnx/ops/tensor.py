@@ -314,6 +314,21 @@ def _scatter_nd(ctx: NodeContext) -> list[Value | None]:
     return [ctx.emit("nnvm.scatter_nd", data, idx, upd, reduction=reduction)]
 
 
+@converter("TopK", attrs=("axis", "largest", "sorted", "k"))
+def _top_k(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    if ctx.opset < 10:
+        k = int(ctx.attr("k"))
+    else:
+        k = int(np.asarray(ctx.const(1, "k")).reshape(-1)[0])
+    largest = ctx.flag("largest", 1)
+    ctx.flag("sorted", 1)  # sorted or not, the sorted order is a valid result
+    values, indices = ctx.emit_multi(
+        "nnvm.top_k", x, k=k, axis=int(ctx.attr("axis", -1)), largest=largest
+    )
+    return [values, indices]
+
+
 @converter("GatherND", attrs=("batch_dims",))
 def _gather_nd(ctx: NodeContext) -> list[Value | None]:
     return [
