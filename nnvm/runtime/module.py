@@ -1,6 +1,7 @@
 """A compiled model library (`lib` of `nnvm.compiler.build`): the entry point of the C ABI
-(targets/cpu/nnvm_runtime.h) and every kernel exported by name, loadable later without
-recompiling: `lib.export_library("m.so")`, then `nnvm.runtime.load_module("m.so")`."""
+(targets/cpu/nnvm_runtime.h), its kernels reachable by name through `nnvm_kernel`, loadable
+later without recompiling: `lib.export_library("libm.so")`, then
+`nnvm.runtime.load_module("libm.so")`."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ class Module:
             lib.nnvm_model_hash.restype = ctypes.c_char_p
             lib.nnvm_target.restype = ctypes.c_char_p
             lib.nnvm_abi_version.restype = ctypes.c_int
+            if hasattr(lib, "nnvm_kernel"):  # ABI 3: kernels are hidden, found through it
+                lib.nnvm_kernel.restype = ctypes.c_void_p
+                lib.nnvm_kernel.argtypes = [ctypes.c_char_p]
             if hasattr(lib, "nnvm_bind_device"):  # ABI 2: heterogeneous models
                 lib.nnvm_bind_device.restype = ctypes.c_int
                 lib.nnvm_bind_device.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
@@ -84,20 +88,30 @@ class Module:
         return bytes(data)
 
     def get_function(self, name: str, num_args: int):
-        """An exported kernel with the kernel ABI: `f(ptr0, ptr1, ...)` (pointers as ints)."""
-        try:
+        """A kernel of the library with the kernel ABI: `f(ptr0, ptr1, ...)` (pointers as
+        ints), found through `nnvm_kernel` (ABI 3; an older library exported it by name)."""
+        address = None
+        if hasattr(self.lib, "nnvm_kernel"):
+            address = self.lib.nnvm_kernel(name.encode())
+        elif hasattr(self.lib, name):
             address = ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value
-        except AttributeError:
-            raise UserError(f"the library exports no kernel named {name!r}") from None
+        if not address:
+            raise UserError(f"the library has no kernel named {name!r}")
         return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * num_args))(address)
 
     # -- deployment ------------------------------------------------------------------------
 
     def export_library(self, path: str | os.PathLike[str]) -> None:
-        """Write the shared library (self-contained: kernels, entry point and C runtime)."""
+        """Write the shared library (self-contained: kernels, entry point and C runtime) with
+        its SONAME set to the file's name: `export_library("out/libresnet.so")`, then
+        `cc app.c -Lout -lresnet -Wl,-rpath,'$ORIGIN/out'` (docs/deploy-c.md)."""
+        from nnvm.targets.cpu.link import with_soname
+
         dest = Path(path)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.path, dest)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(with_soname(self.path.read_bytes(), dest.name))
+        os.replace(tmp, dest)  # a process that has the old file loaded keeps its mapping
 
     def export_header(self, path: str | os.PathLike[str]) -> None:
         """Write nnvm_runtime.h, the C ABI's header, for a C program using the library."""
@@ -110,7 +124,7 @@ def load_module(path: str | os.PathLike[str]) -> Module:
     """Load a model library written by `lib.export_library(path)` (or by nnvm-compile), to run
     it again without recompiling:
 
-        lib = nnvm.runtime.load_module("out/model.so")
+        lib = nnvm.runtime.load_module("out/libmodel.so")
         m = graph_runtime.create("out/graph.json", lib)
         m.load_params("out/model.params")
 

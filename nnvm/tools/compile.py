@@ -73,6 +73,7 @@ def _load_model(path: str | None):
 def _write_outputs(out: Path, graph, lib, params) -> None:
     from nnvm.compiler import save_param_dict
     from nnvm.targets.cpu.entry_point import include_dir, model_header
+    from nnvm.targets.cpu.link import with_soname
 
     commit_folder(
         out,
@@ -81,7 +82,9 @@ def _write_outputs(out: Path, graph, lib, params) -> None:
             "model.params": save_param_dict(params, graph.model_hash),
             "model.h": model_header(graph).encode(),
             "nnvm_runtime.h": (include_dir() / "nnvm_runtime.h").read_bytes(),
-            "model.so": lib.path.read_bytes(),
+            # lib<name>.so, SONAME included, so `-lmodel` links it and the program finds it on
+            # its rpath (re-export under another name to link two models: docs/deploy-c.md)
+            "libmodel.so": with_soname(lib.path.read_bytes(), "libmodel.so"),
         },
     )
 

@@ -111,12 +111,22 @@ def entry_point_source(graph: ExecutorGraph) -> str:
         '#include "nnvm_graph.h"',
         "",
     ]
+    # Kernels are hidden (bound inside this library); a device kernel is weak, since only a
+    # device target whose programs are objects links code of that name.
+    table = []
     for kernel in graph.kernels:
         node = next(n for n in graph.nodes if n.kernel == kernel)
         if node.device:
-            continue
-        arity = len(node.inputs) + len(node.outputs)
-        lines.append(f"void {kernel}({', '.join(['void *'] * arity) or 'void'});")
+            lines.append(f'void {kernel}(void) __attribute__((weak, visibility("hidden")));')
+        else:
+            arity = len(node.inputs) + len(node.outputs)
+            params = ", ".join(["void *"] * arity) or "void"
+            lines.append(f'__attribute__((visibility("hidden"))) void {kernel}({params});')
+        table.append(f"  {{{_c_string(kernel)}, (void *){kernel}}},")
+    lines.append("const nnvm_kernel_entry nnvm_graph_kernels[] = {")
+    lines.extend(table or ["  {0, 0},"])
+    lines.append("};")
+    lines.append(f"const int nnvm_graph_num_kernels = {len(table)};")
     lines.append("")
     _desc_table(
         "nnvm_graph_params",

@@ -9,6 +9,11 @@
 
 #include "nnvm_runtime.h"
 
+/* Everything here stays inside one library: hidden, so a second model library in the process
+ * can neither interpose on these names nor be bound to them (the linker's version script,
+ * targets/cpu/link.py, exports only the C API). */
+#pragma GCC visibility push(hidden)
+
 typedef struct {
   const char *name;
   int dtype; /* params file dtype code */
@@ -37,9 +42,23 @@ extern const int nnvm_graph_device_buffer_device[];
 extern int nnvm_graph_run(void *const *params, char *arena, const void *const *inputs,
                           void *const *outputs, const struct nnvm_device_api *const *devices,
                           const uint64_t *dbuf, int first);
+/* Every kernel of the graph by name, for nnvm_kernel (fn NULL: a device kernel whose program
+ * is a blob, not code in this library). */
+typedef struct {
+  const char *name;
+  void *fn;
+} nnvm_kernel_entry;
+extern const nnvm_kernel_entry nnvm_graph_kernels[];
+extern const int nnvm_graph_num_kernels;
 /* Record a failed device call (the runtime's error) and return -1. */
 int nnvm_graph_device_failed(const char *what, const char *kernel, int device);
-/* Parallel kernels read their thread count here (weak: absent when nothing is parallel). */
+
+#pragma GCC visibility pop
+
+/* Exported data (for the Python loader, which reads them without running code): */
+/* the record of the CPU the kernels were built for, `cpu=...;triple=...;features=+a,+b`; */
+extern const char nnvm_build_target[];
+/* the thread count parallel kernels read (weak: absent when nothing is parallel). */
 extern int32_t nnvm_num_threads __attribute__((weak));
 
 #endif

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__AVX__)
+#error "nnvm_runtime.c checks the CPU before any kernel runs: compile it for baseline x86-64"
+#endif
+
 /* ---- errors ------------------------------------------------------------------------------ */
 static __thread char last_error[512];
 
@@ -162,6 +166,127 @@ truncated:
   return -1;
 }
 
+/* ---- the CPU check ------------------------------------------------------------------------
+ * The kernels may use every feature recorded in nnvm_build_target (LLVM's names). Before any of
+ * them runs, nnvm_create asks CPUID (and XCR0, for the register state the OS saves) for those
+ * it knows; a name not in the table is not checked. NNVM_CPU_FEATURES_OVERRIDE="sse4.2,avx"
+ * (a testing hook) makes the check see a CPU with exactly those features plus baseline x86-64. */
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+enum { L1, L7, L7S1, LD1, LX1, LX8 };        /* CPUID leaves (and subleaves) */
+enum { EAX, EBX, ECX, EDX };                 /* registers */
+enum { NOSTATE, AVX_STATE, AVX512_STATE, AMX_STATE }; /* register state the OS must save */
+
+static const struct cpu_feature {
+  const char *name;
+  unsigned char leaf, reg, bit, state;
+} cpu_features[] = {
+    {"64bit", LX1, EDX, 29, 0},   {"cmov", L1, EDX, 15, 0},     {"cx8", L1, EDX, 8, 0},
+    {"fxsr", L1, EDX, 24, 0},     {"mmx", L1, EDX, 23, 0},      {"sse", L1, EDX, 25, 0},
+    {"sse2", L1, EDX, 26, 0},     {"sse3", L1, ECX, 0, 0},      {"pclmul", L1, ECX, 1, 0},
+    {"ssse3", L1, ECX, 9, 0},     {"fma", L1, ECX, 12, AVX_STATE}, {"cx16", L1, ECX, 13, 0},
+    {"sse4.1", L1, ECX, 19, 0},   {"sse4.2", L1, ECX, 20, 0},   {"crc32", L1, ECX, 20, 0},
+    {"movbe", L1, ECX, 22, 0},    {"popcnt", L1, ECX, 23, 0},   {"aes", L1, ECX, 25, 0},
+    {"xsave", L1, ECX, 26, 0},    {"avx", L1, ECX, 28, AVX_STATE}, {"f16c", L1, ECX, 29, AVX_STATE},
+    {"rdrnd", L1, ECX, 30, 0},    {"fsgsbase", L7, EBX, 0, 0},  {"bmi", L7, EBX, 3, 0},
+    {"avx2", L7, EBX, 5, AVX_STATE}, {"bmi2", L7, EBX, 8, 0},   {"invpcid", L7, EBX, 10, 0},
+    {"avx512f", L7, EBX, 16, AVX512_STATE},   {"avx512dq", L7, EBX, 17, AVX512_STATE},
+    {"rdseed", L7, EBX, 18, 0},   {"adx", L7, EBX, 19, 0},
+    {"avx512ifma", L7, EBX, 21, AVX512_STATE}, {"clflushopt", L7, EBX, 23, 0},
+    {"clwb", L7, EBX, 24, 0},     {"avx512cd", L7, EBX, 28, AVX512_STATE},
+    {"sha", L7, EBX, 29, 0},      {"avx512bw", L7, EBX, 30, AVX512_STATE},
+    {"avx512vl", L7, EBX, 31, AVX512_STATE},  {"avx512vbmi", L7, ECX, 1, AVX512_STATE},
+    {"avx512vbmi2", L7, ECX, 6, AVX512_STATE}, {"shstk", L7, ECX, 7, 0},
+    {"gfni", L7, ECX, 8, 0},      {"vaes", L7, ECX, 9, AVX_STATE},
+    {"vpclmulqdq", L7, ECX, 10, AVX_STATE},   {"avx512vnni", L7, ECX, 11, AVX512_STATE},
+    {"avx512bitalg", L7, ECX, 12, AVX512_STATE}, {"avx512vpopcntdq", L7, ECX, 14, AVX512_STATE},
+    {"rdpid", L7, ECX, 22, 0},    {"amx-bf16", L7, EDX, 22, AMX_STATE},
+    {"avx512fp16", L7, EDX, 23, AVX512_STATE}, {"amx-tile", L7, EDX, 24, AMX_STATE},
+    {"amx-int8", L7, EDX, 25, AMX_STATE},     {"avxvnni", L7S1, EAX, 4, AVX_STATE},
+    {"avx512bf16", L7S1, EAX, 5, AVX512_STATE}, {"xsaveopt", LD1, EAX, 0, 0},
+    {"xsavec", LD1, EAX, 1, 0},   {"xsaves", LD1, EAX, 3, 0},   {"sahf", LX1, ECX, 0, 0},
+    {"lzcnt", LX1, ECX, 5, 0},    {"sse4a", LX1, ECX, 6, 0},    {"prfchw", LX1, ECX, 8, 0},
+    {"xop", LX1, ECX, 11, AVX_STATE}, {"fma4", LX1, ECX, 16, AVX_STATE}, {"clzero", LX8, EBX, 0, 0},
+};
+#define NUM_CPU_FEATURES (sizeof cpu_features / sizeof cpu_features[0])
+
+static int cpu_has(const struct cpu_feature *f) {
+  static const unsigned leaf[] = {1, 7, 7, 0xD, 0x80000001u, 0x80000008u};
+  static const unsigned sub[] = {0, 0, 1, 1, 0, 0};
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!__get_cpuid_count(leaf[f->leaf], sub[f->leaf], &r[EAX], &r[EBX], &r[ECX], &r[EDX]))
+    return 0;
+  if (!((r[f->reg] >> f->bit) & 1)) return 0;
+  if (f->state == NOSTATE) return 1;
+  unsigned a, b, c, d, lo, hi;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1)) return 0; /* no OSXSAVE: no XCR0 */
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  (void)hi;
+  unsigned need = f->state == AVX_STATE ? 0x6u : f->state == AVX512_STATE ? 0xE6u : 0x60000u;
+  return (lo & need) == need;
+}
+
+static int listed(const char *list, const char *name) { /* comma- or space-separated */
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    while (*p == ',' || *p == ' ') ++p;
+    size_t k = strcspn(p, ", ");
+    if (k == n && memcmp(p, name, n) == 0) return 1;
+    p += k;
+  }
+  return 0;
+}
+
+static int simulated_has(const char *override, const char *name) {
+  static const char *const baseline[] = {"64bit", "cmov", "cx8", "fxsr", "mmx", "sse", "sse2"};
+  for (size_t i = 0; i < sizeof baseline / sizeof baseline[0]; ++i)
+    if (strcmp(baseline[i], name) == 0) return 1;
+  return listed(override, name);
+}
+#endif
+
+/* 0 when this CPU has every feature the library records that the table knows; else -1 with
+ * an error naming the missing ones. Compiled for baseline x86-64, like the rest of this file. */
+static int check_cpu(void) {
+#if defined(__x86_64__)
+  const char *override = getenv("NNVM_CPU_FEATURES_OVERRIDE");
+  const char *feats = strstr(nnvm_build_target, "features=");
+  char missing[320] = "";
+  size_t used = 0;
+  int count = 0;
+  for (const char *p = feats ? feats + 9 : ""; *p && *p != ';';) {
+    size_t k = strcspn(p, ",;");
+    char name[32];
+    if (*p == '+' && k > 1 && k <= sizeof name) {
+      memcpy(name, p + 1, k - 1);
+      name[k - 1] = '\0';
+      for (size_t i = 0; i < NUM_CPU_FEATURES; ++i) {
+        if (strcmp(cpu_features[i].name, name) != 0) continue;
+        if (override ? simulated_has(override, name) : cpu_has(&cpu_features[i])) break;
+        if (used + k + 2 < sizeof missing)
+          used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s",
+                                   count ? ", " : "", name);
+        ++count;
+        break;
+      }
+    }
+    p += k;
+    if (*p == ',') ++p;
+  }
+  if (count) {
+    const char *cpu = strstr(nnvm_build_target, "cpu=");
+    int len = cpu ? (int)strcspn(cpu + 4, ";") : 0;
+    set_error("nnvm_create: this library was built for CPU '%.*s' and needs CPU features this "
+              "CPU%s lacks: %s; rebuild it for a portable target, e.g. target=\"llvm "
+              "-mcpu=x86-64-v3\" (docs/deploy-c.md)",
+              len, cpu ? cpu + 4 : "", override ? " (NNVM_CPU_FEATURES_OVERRIDE)" : "", missing);
+    return -1;
+  }
+#endif
+  return 0;
+}
+
 static void *aligned_alloc64(size_t n) {
   void *p = NULL;
   if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;
@@ -170,6 +295,7 @@ static void *aligned_alloc64(size_t n) {
 
 nnvm_model *nnvm_create(const void *params_blob, size_t size) {
   last_error[0] = '\0';
+  if (check_cpu() != 0) return NULL; /* before anything that could run a kernel */
   if (params_blob == NULL && size) {
     set_error("nnvm_create: params blob is NULL");
     return NULL;
@@ -280,6 +406,13 @@ int nnvm_input_info(int i, const char **name, int *dtype, int *ndim, const int64
   if (ndim) *ndim = nnvm_graph_inputs[i].ndim;
   if (dims) *dims = nnvm_graph_inputs[i].dims;
   return 0;
+}
+
+void *nnvm_kernel(const char *name) {
+  if (name == NULL) return NULL;
+  for (int i = 0; i < nnvm_graph_num_kernels; ++i)
+    if (strcmp(nnvm_graph_kernels[i].name, name) == 0) return nnvm_graph_kernels[i].fn;
+  return NULL;
 }
 
 int nnvm_output_info(int i, int *dtype, int *ndim, const int64_t **dims) {

@@ -15,9 +15,13 @@
  * two threads (create one per thread). Parallel kernels use NNVM_NUM_THREADS threads (default:
  * the CPUs this process may use) on the thread pool of nnvm_threads.c, compiled into the library.
  *
- * Every kernel is also exported by name with the kernel ABI
+ * The library exports only this header's functions (plus the data nnvm's loader reads): its
+ * kernels and runtime helpers are hidden and bound inside it, so several model libraries can
+ * live in one process (docs/deploy-c.md). nnvm_create refuses, with an error naming the missing
+ * features, a CPU that lacks a feature the kernels were compiled for (see nnvm_target()).
+ * Tools reach a kernel through nnvm_kernel(name), with the kernel ABI
  *   void fused_<ops>_<hash>(const void *in0, ..., void *out0, ...);
- * so tools can time and check kernels one by one.
+ * so they can time and check kernels one by one.
  */
 #ifndef NNVM_RUNTIME_H
 #define NNVM_RUNTIME_H
@@ -29,11 +33,12 @@
 extern "C" {
 #endif
 
-#define NNVM_ABI_VERSION 2
+#define NNVM_ABI_VERSION 3
 
 typedef struct nnvm_model nnvm_model;
 
-/* Create a model from a params blob (the params file's bytes); the blob is copied. */
+/* Create a model from a params blob (the params file's bytes); the blob is copied. NULL when
+ * the blob is bad or this CPU lacks a feature the library was built for. */
 nnvm_model *nnvm_create(const void *params_blob, size_t size);
 /* Run the graph: inputs[i] and outputs[j] point to caller buffers. 0 on success. */
 int nnvm_run(nnvm_model *model, const void *const *inputs, void *const *outputs);
@@ -50,6 +55,9 @@ int nnvm_num_outputs(void);
 /* Shape and dtype of an input or output: dtype codes are the params file's (0 = float32). */
 int nnvm_input_info(int index, const char **name, int *dtype, int *ndim, const int64_t **dims);
 int nnvm_output_info(int index, int *dtype, int *ndim, const int64_t **dims);
+/* A kernel by name (kernel ABI above), NULL when the library has none of that name; for tools
+ * (nnvm's debug runtime), not needed to run a model. */
+void *nnvm_kernel(const char *name);
 
 /* Heterogeneous models: kernels placed on a device target (build(..., devices=[...])) run
  * through that device's API, which the host program binds before the first nnvm_run (the

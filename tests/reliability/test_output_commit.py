@@ -33,9 +33,11 @@ def _consistent(out: Path) -> str:
     """The model hash of a whole build folder (graph, params and library agree), else fail.
     (The library is read, not loaded: dlopen would hand back the first library of that path.)"""
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["graph.json", "model.h", "model.params", "model.so", "nnvm_runtime.h"], names
+    assert names == ["graph.json", "libmodel.so", "model.h", "model.params", "nnvm_runtime.h"], (
+        names
+    )
     graph_hash = json.loads((out / "graph.json").read_text())["model_hash"]
-    assert graph_hash.encode() in (out / "model.so").read_bytes()
+    assert graph_hash.encode() in (out / "libmodel.so").read_bytes()
     assert graph_hash.encode() in (out / "model.params").read_bytes()[:64]
     return graph_hash
 
