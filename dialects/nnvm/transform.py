@@ -17,7 +17,7 @@ from nnvm.dialects.nnvm.permute import (
 from nnvm.dialects.nnvm.repeat import BroadcastToOp, TileOp
 from nnvm.dialects.nnvm.reshape import ExpandDimsOp, FlattenOp, ReshapeOp, SqueezeOp
 from nnvm.dialects.nnvm.resize import ResizeOp
-from nnvm.dialects.nnvm.scan import CumSumOp
+from nnvm.dialects.nnvm.scan import CumProdOp, CumSumOp
 
 TRANSFORM_OPS: list[type[NNVMOp]] = [
     ReshapeOp,
@@ -41,4 +41,5 @@ TRANSFORM_OPS: list[type[NNVMOp]] = [
     IdentityOp,
     DropoutOp,
     CumSumOp,
+    CumProdOp,
 ]

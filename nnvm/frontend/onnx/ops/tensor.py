@@ -392,12 +392,12 @@ def _space_to_depth(ctx: NodeContext) -> list[Value | None]:
     ]
 
 
-@converter("CumSum", attrs=("exclusive", "reverse"))
-def _cumsum(ctx: NodeContext) -> list[Value | None]:
+@converter("CumSum", "CumProd", attrs=("exclusive", "reverse"))
+def _cumulative(ctx: NodeContext) -> list[Value | None]:
     axis = ctx.const(1, "axis")
     return [
         ctx.emit(
-            "nnvm.cumsum",
+            "nnvm.cumsum" if ctx.op_type == "CumSum" else "nnvm.cumprod",
             ctx.required(0),
             axis=int(np.asarray(axis).reshape(-1)[0]),
             exclusive=ctx.flag("exclusive", 0),
