@@ -74,7 +74,18 @@ def schema_function(
         fn.ParseFromString(schema.get_function_with_opset_version(version))
     else:
         return None
-    return fn if fn.node else None
+    if not fn.node:
+        return None
+    # the schema's attribute defaults are the function's: a body's reference to an attribute
+    # the call leaves out means the default
+    given = {a.name for a in fn.attribute_proto}
+    for name, attr in schema.attributes.items():
+        if name not in given and attr.default_value is not None and attr.default_value.type:
+            default = onnx.AttributeProto()
+            default.CopyFrom(attr.default_value)
+            default.name = name
+            fn.attribute_proto.append(default)
+    return fn
 
 
 def local_functions(model: onnx.ModelProto) -> dict[tuple[str, str], onnx.FunctionProto]:
