@@ -66,3 +66,69 @@ def _loop(ctx: NodeContext) -> list[Value | None]:
     if n_scan and step == 0:
         raise Unsupported("a loop that runs zero times has scan outputs of unknown shape")
     return [*carried, *(_stack(ctx, s) for s in scans)]
+
+
+def _stack_on(ctx: NodeContext, values: list[Value], axis: int) -> Value:
+    rows = [ctx.emit("nnvm.expand_dims", v, axes=[axis]) for v in values]
+    return rows[0] if len(rows) == 1 else ctx.emit("nnvm.concat", *rows, axis=axis)
+
+
+def _axes(ctx: NodeContext, name: str, count: int) -> list[int]:
+    given = ctx.attr(name)
+    values = [0] * count if given is None else [int(a) for a in given]
+    if len(values) != count:
+        raise Unsupported(f"{name} has {len(values)} entries for {count} values")
+    return values
+
+
+@converter(
+    "Scan",
+    attrs=(
+        "body", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
+        "scan_output_axes", "scan_output_directions",
+    ),
+    since=9,
+)  # fmt: skip
+def _scan(ctx: NodeContext) -> list[Value | None]:
+    """Unrolled over the (static) sequence length: each step slices the scan inputs, runs the
+    body on the states and the slices, and the per-step scan outputs are stacked."""
+    body = ctx.attr("body")
+    m = int(ctx.attr("num_scan_inputs"))
+    inputs = [ctx.required(k) for k in range(len(ctx.inputs))]
+    n = len(inputs) - m
+    if n < 0:
+        raise Unsupported(f"num_scan_inputs = {m} exceeds the {len(inputs)} inputs")
+    states, xs = inputs[:n], inputs[n:]
+    k_out = len(body.output) - n
+    in_axes = [a % ctx.rank(x) for a, x in zip(_axes(ctx, "scan_input_axes", m), xs, strict=True)]
+    in_dirs = _axes(ctx, "scan_input_directions", m)
+    out_dirs = _axes(ctx, "scan_output_directions", k_out)
+    lengths = {ctx.shape(x)[a] for x, a in zip(xs, in_axes, strict=True)}
+    if len(lengths) != 1:
+        raise Unsupported(f"the scan inputs have different sequence lengths {sorted(lengths)}")
+    (steps,) = lengths
+    if steps == 0:
+        raise Unsupported("a scan over zero steps has scan outputs of unknown shape")
+    if steps > MAX_UNROLL:
+        raise Unsupported(f"scans of more than {MAX_UNROLL} steps are not unrolled")
+    names = [i.name for i in body.input]
+    scans: list[list[Value]] = [[] for _ in range(k_out)]
+    for t in range(steps):
+        slices = []
+        for x, axis, backward in zip(xs, in_axes, in_dirs, strict=True):
+            at = steps - 1 - t if backward else t
+            piece = ctx.emit("nnvm.slice", x, starts=[at], ends=[at + 1], axes=[axis], steps=[1])
+            shape = [d for k, d in enumerate(ctx.shape(x)) if k != axis]
+            slices.append(ctx.emit("nnvm.reshape", piece, shape=shape))
+        outs = ctx.subgraph(body, dict(zip(names, [*states, *slices], strict=True)))
+        states = outs[:n]
+        for k, v in enumerate(outs[n:]):
+            scans[k].append(v)
+    results: list[Value | None] = list(states)
+    out_axes = _axes(ctx, "scan_output_axes", k_out)
+    for k, values in enumerate(scans):
+        if out_dirs[k]:
+            values = values[::-1]
+        axis = out_axes[k] % (ctx.rank(values[0]) + 1)
+        results.append(_stack_on(ctx, values, axis))
+    return results
