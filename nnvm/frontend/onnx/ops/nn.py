@@ -709,3 +709,76 @@ def _lstm(ctx: NodeContext) -> list[Value | None]:
 @converter("GRU", attrs=(*_RNN_ATTRS, "linear_before_reset"))
 def _gru(ctx: NodeContext) -> list[Value | None]:
     return _recurrent(ctx, "nnvm.gru", 3, ["Sigmoid", "Tanh"])
+
+
+_RNN_ACTIVATIONS = {"tanh": "nnvm.tanh", "relu": "nnvm.relu", "sigmoid": "nnvm.sigmoid"}
+
+
+@converter("RNN", attrs=_RNN_ATTRS)
+def _rnn(ctx: NodeContext) -> list[Value | None]:
+    """The simple recurrence h_t = f(x_t W^T + h_{t-1} R^T + Wb + Rb), unrolled over the static
+    sequence length into matmuls and activations (its cost is the matmuls; the graph ops of
+    LSTM and GRU exist for their gate fusion, which RNN does not have)."""
+    x, w, r = ctx.required(0), ctx.required(1), ctx.required(2)
+    direction = ctx.attr("direction", "forward")
+    dirs = 2 if direction == "bidirectional" else 1
+    acts = [str(a).lower() for a in (ctx.attr("activations") or ["Tanh"] * dirs)]
+    acts = acts[:dirs]  # the schema's default lists two, whatever the direction
+    if len(acts) != dirs or any(a not in _RNN_ACTIVATIONS for a in acts):
+        raise Unsupported(f"activations {acts} not supported (tanh, relu, sigmoid)")
+    if ctx.attr("clip") is not None:
+        raise Unsupported("clip is not supported on RNN")
+    hidden = int(ctx.shape(r)[-1])
+    if ctx.attr("hidden_size") is not None and int(ctx.attr("hidden_size")) != hidden:
+        raise ImportShapeError(f"hidden_size must equal R's last dim ({hidden})")
+    layout = int(ctx.attr("layout", 0))
+    if layout:
+        x = ctx.emit("nnvm.transpose", x, perm=[1, 0, 2])
+    seq, batch, _ = ctx.shape(x)
+    if ctx.input(4) is not None:
+        lens = ctx.const(4, "sequence_lens")
+        if lens is None or not np.all(np.asarray(lens) == seq):
+            raise Unsupported("sequence_lens shorter than the sequence are not supported")
+    h0 = ctx.input(5)
+    if h0 is not None and layout:
+        h0 = ctx.emit("nnvm.transpose", h0, perm=[1, 0, 2])
+
+    def pick(v: Value, d: int) -> Value:
+        piece = ctx.emit("nnvm.slice", v, starts=[d], ends=[d + 1], axes=[0], steps=[1])
+        return ctx.emit("nnvm.reshape", piece, shape=list(ctx.shape(v)[1:]))
+
+    ys, finals = [], []
+    for d in range(dirs):
+        wd = ctx.emit("nnvm.transpose", pick(w, d), perm=[1, 0])
+        rd = ctx.emit("nnvm.transpose", pick(r, d), perm=[1, 0])
+        bias = None
+        if ctx.input(3) is not None:
+            bd = pick(ctx.required(3), d)
+            wb = ctx.emit("nnvm.slice", bd, starts=[0], ends=[hidden], axes=[0], steps=[1])
+            rb = ctx.emit("nnvm.slice", bd, starts=[hidden], ends=[2 * hidden], axes=[0], steps=[1])
+            bias = ctx.emit("nnvm.add", wb, rb)
+        # the input projection of every step at once: one [seq * batch, input] matmul
+        flat = ctx.emit("nnvm.reshape", x, shape=[seq * batch, ctx.shape(x)[2]])
+        gx = ctx.emit("nnvm.matmul", flat, wd)
+        if bias is not None:
+            gx = ctx.emit("nnvm.add", gx, bias)
+        gx = ctx.emit("nnvm.reshape", gx, shape=[seq, batch, hidden])
+        h = pick(h0, d) if h0 is not None else None
+        steps = range(seq - 1, -1, -1) if direction == "reverse" or d == 1 else range(seq)
+        outs: dict[int, Value] = {}
+        for t in steps:
+            pre = pick(gx, t)
+            if h is not None:
+                pre = ctx.emit("nnvm.add", pre, ctx.emit("nnvm.matmul", h, rd))
+            h = ctx.emit(_RNN_ACTIVATIONS[acts[d]], pre)
+            outs[t] = h
+        assert h is not None
+        finals.append(ctx.emit("nnvm.expand_dims", h, axes=[0]))
+        rows = [ctx.emit("nnvm.expand_dims", outs[t], axes=[0, 1]) for t in range(seq)]
+        ys.append(rows[0] if seq == 1 else ctx.emit("nnvm.concat", *rows, axis=0))
+    y = ys[0] if dirs == 1 else ctx.emit("nnvm.concat", *ys, axis=1)  # [seq, dirs, batch, H]
+    y_h = finals[0] if dirs == 1 else ctx.emit("nnvm.concat", *finals, axis=0)
+    if layout:
+        y = ctx.emit("nnvm.transpose", y, perm=[2, 0, 1, 3])
+        y_h = ctx.emit("nnvm.transpose", y_h, perm=[1, 0, 2])
+    return [y, y_h]
