@@ -27,12 +27,23 @@ XFAIL: dict[str, str] = {
     rf"^test_cast_.*({_NARROW_TYPES})": _NARROW_REASON,
     rf"^test_castlike_.*({_NARROW_TYPES})": _NARROW_REASON,
     r"^test_\w*bfloat16": "bfloat16 is not a graph-dialect type",
+    r"^test_attention_\w*_bf16": "bfloat16 is not a graph-dialect type",
+    r"^test_(de)?quantizelinear_(e4m3fn|e5m2|float4e2m1|u?int4|u?int2)": _NARROW_REASON,
     r"^test_equal_string": "string tensors are not graph-dialect types",
     r"^test_identity_(sequence|opt)_": "sequence and optional values are not graph-dialect types",
     r"^test_if_(seq|opt)_": "sequence and optional values are not graph-dialect types",
     r"^test_loop(13_seq|16_seq_none)_": "sequence and optional values are not graph-dialect types",
     # Missing graph ops or op features (reported to the dialect owners).
     r"^test_resize_.*_antialias_": "nnvm.resize has no antialiasing",
+    r"^test_scan_sum_": "Scan before opset 9 (a batch axis and sequence_lens) is not imported",
+    r"^test_attention_4d_causal_fp16_": (
+        "float16 attention: 2 of 192 entries are 2 float16 ulps off (the softmax rounds in "
+        "float16; rtol 1e-3 is finer than float16's resolution there)"
+    ),
+    r"^test_mvn_cpu": (
+        "onnx's checker rejects the model: its shape inference of the MeanVarianceNormalization "
+        "function body fails (onnxruntime does not run the checker; the expanded test passes)"
+    ),
     # Model folders: values and ops outside a tensor graph.
     r"^test_sequence_model\d_": "sequence ops and values (SequenceConstruct, ...) are not imported",
     r"^test_strnorm_model_": "string tensors (StringNormalizer) are not graph-dialect types",

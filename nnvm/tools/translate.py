@@ -82,10 +82,24 @@ def mlir_to_llvmir(args: argparse.Namespace) -> None:
     files.commit()
 
 
+def list_onnx_ops(args: argparse.Namespace) -> None:
+    from nnvm.frontend.onnx.coverage import table
+
+    sys.stdout.write(table())
+
+
 MODES: tuple[Mode, ...] = (
     Mode("--import-onnx", "import an ONNX model into the nnvm graph dialect", import_onnx),
     Mode("--mlir-to-llvmir", "translate llvm-dialect IR to LLVM IR text", mlir_to_llvmir),
+    Mode(
+        "--list-onnx-ops",
+        "list the ONNX op types --import-onnx supports, with opsets (no input file)",
+        list_onnx_ops,
+    ),
 )
+
+#: Modes that read no input file.
+NO_INPUT = frozenset({"list_onnx_ops"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -101,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     modes = parser.add_mutually_exclusive_group(required=True)
     for mode in MODES:
         modes.add_argument(mode.flag, dest=mode.dest, action="store_true", help=mode.help)
-    parser.add_argument("input", help="input file")
+    parser.add_argument("input", nargs="?", help="input file")
     parser.add_argument("-o", "--output", help="output file (default: stdout)")
     parser.add_argument(
         "--shape",
@@ -119,8 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     mode = next(m for m in MODES if getattr(args, m.dest))
+    if args.input is None and mode.dest not in NO_INPUT:
+        parser.error(f"{mode.flag} needs an input file")
     mode.run(args)
     return 0
 
