@@ -99,7 +99,9 @@ class ResizeOp(UnaryTransformOp):
     """ONNX Resize to a static `size` (nearest, N-D linear or cubic interpolation) with every
     coordinate transformation mode. `scales`, when the model gave them, drive the coordinate
     transform as in ONNX; `roi` ([starts..., ends...], normalized) serves tf_crop_and_resize.
-    Like onnxruntime, an axis of scale 1 is copied as is. Antialiasing is not supported."""
+    Like onnxruntime, an axis of scale 1 is copied as is. With `antialias`, a downsampled
+    axis (scale < 1) of linear or cubic mode filters with the kernel stretched by 1 / scale
+    (more taps, weights normalized to sum 1), as ONNX defines it."""
 
     name = "nnvm.resize"
     size = ints_prop()
@@ -111,6 +113,7 @@ class ResizeOp(UnaryTransformOp):
     cubic_coeff_a = float_prop(-0.75)
     exclude_outside = bool_prop(False)
     extrapolation_value = float_prop(0.0)
+    antialias = bool_prop(False)
 
     def _check(self, t: TensorType) -> None:
         shape = t.get_shape()
@@ -195,6 +198,9 @@ class ResizeOp(UnaryTransformOp):
         if mode == "nearest":
             idx = _nearest_index(coords, self.attr("nearest_mode")).astype(np.int64)
             return np.clip(idx, 0, in_len - 1)[:, None], None
+        scale = self._scale(axis, in_len)
+        if self.attr("antialias") and scale < 1:
+            return self._antialias_taps(coords, in_len, scale)
         if mode == "linear":
             c = np.clip(coords, _F32(0), _F32(in_len - 1)).astype(np.float64)
             i0 = np.floor(c).astype(np.int64)
@@ -204,6 +210,41 @@ class ResizeOp(UnaryTransformOp):
         base = np.floor(c).astype(np.int64)
         taps = base[:, None] + np.arange(-1, 3)[None, :]
         weights = _cubic_weights(c - base, self.attr("cubic_coeff_a"))
+        if self.attr("exclude_outside"):
+            weights = np.where((taps < 0) | (taps >= in_len), 0.0, weights)
+            weights = weights / weights.sum(axis=1, keepdims=True)
+        return np.clip(taps, 0, in_len - 1), weights
+
+    def _scale(self, axis: int, in_len: int) -> float:
+        scales = self.attr("scales")
+        return float(_F32(scales[axis]) if scales else _F32(self.attr("size")[axis]) / _F32(in_len))
+
+    def _antialias_taps(
+        self, coords: np.ndarray, in_len: int, scale: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The stretched filter: tap base + i (i from `first`, n taps) of an output at source
+        coordinate base + ratio weighs f(scale * (i - ratio)), f the triangle (linear) or the
+        Keys cubic, normalized; ratio is in (0, 1] (an integer coordinate has ratio 1).
+        Taps past the edges read the edge value (or, with exclude_outside, weigh 0)."""
+        c = coords.astype(np.float64)
+        base = np.floor(c)
+        ratio = c - base
+        whole = ratio == 0
+        base = np.where(whole, base - 1, base).astype(np.int64)
+        ratio = np.where(whole, 1.0, ratio)
+        reach = 1 if self.attr("mode") == "linear" else 2
+        first = int(np.floor(-reach / scale) + 1)
+        offsets = np.arange(first, 2 - first)
+        d = np.abs(scale * (offsets[None, :] - ratio[:, None]))
+        if self.attr("mode") == "linear":
+            weights = np.clip(1 - d, 0, 1)
+        else:
+            a = self.attr("cubic_coeff_a")
+            near = ((a + 2) * d - (a + 3)) * d * d + 1
+            far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            weights = np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+        taps = base[:, None] + offsets[None, :]
+        weights = weights / weights.sum(axis=1, keepdims=True)
         if self.attr("exclude_outside"):
             weights = np.where((taps < 0) | (taps >= in_len), 0.0, weights)
             weights = weights / weights.sum(axis=1, keepdims=True)

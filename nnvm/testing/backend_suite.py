@@ -34,7 +34,6 @@ XFAIL: dict[str, str] = {
     r"^test_if_(seq|opt)_": "sequence and optional values are not graph-dialect types",
     r"^test_loop(13_seq|16_seq_none)_": "sequence and optional values are not graph-dialect types",
     # Missing graph ops or op features (reported to the dialect owners).
-    r"^test_resize_.*_antialias_": "nnvm.resize has no antialiasing",
     r"^test_scan_sum_": "Scan before opset 9 (a batch axis and sequence_lens) is not imported",
     r"^test_attention_4d_causal_fp16_": (
         "float16 attention: 2 of 192 entries are 2 float16 ulps off (the softmax rounds in "

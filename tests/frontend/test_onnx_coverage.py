@@ -216,6 +216,25 @@ def test_quantized_matmul_per_axis_dequantize_and_bit_shift() -> None:
         np.testing.assert_array_equal(got, np.left_shift(b, 2))
 
 
+def test_antialiased_downsampling_matches_onnxruntime() -> None:
+    """Linear and cubic, with and without exclude_outside, odd scales, in one model."""
+    x = RNG.standard_normal((1, 2, 17, 13)).astype(np.float32)
+    sizes = helper.make_tensor("sizes", TensorProto.INT64, [4], [1, 2, 5, 4])
+    nodes = [
+        helper.make_node(
+            "Resize",
+            ["x", "", "", "sizes"],
+            [f"y{k}"],
+            mode=mode,
+            antialias=1,
+            exclude_outside=excl,
+        )  # fmt: skip
+        for k, (mode, excl) in enumerate([("linear", 0), ("linear", 1), ("cubic", 0), ("cubic", 1)])
+    ]
+    model = _model(nodes, {"x": x}, [f"y{k}" for k in range(4)], opset=19, initializer=[sizes])
+    _check(model, {"x": x})
+
+
 def test_standard_function_bodies_are_inlined() -> None:
     """RMSNormalization, Mish and GroupNormalization have no converters: their ONNX function
     bodies import; the IR holds the ops they are made of."""

@@ -427,8 +427,6 @@ def _resize(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required(0)
     in_shape = list(ctx.shape(x))
     rank = len(in_shape)
-    if int(ctx.attr("antialias", 0)):
-        raise Unsupported("antialias=1 not supported")
     if ctx.opset < 11:
         roi: list[float] = []
         scales = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
@@ -488,6 +486,7 @@ def _resize(ctx: NodeContext) -> list[Value | None]:
             cubic_coeff_a=float(ctx.attr("cubic_coeff_a", -0.75)),
             exclude_outside=ctx.flag("exclude_outside", 0),
             extrapolation_value=float(ctx.attr("extrapolation_value", 0.0)),
+            antialias=ctx.flag("antialias", 0),
         )
     ]
 
