@@ -146,8 +146,9 @@ def _check_shapes(fn: func.FuncOp, shape: Mapping[str, Sequence[int]] | None, dt
 
 def codegen_fingerprint(target: Target) -> str:
     """A hash of the code that generates kernels, nnvm's and the target's own package's (a
-    plugin), so a new schedule, conversion or plugin version never reuses an old object."""
-    packages = ["nnvm.dialects", "nnvm.lowering", "nnvm.targets", "nnvm.passes"]
+    plugin), so a new schedule, conversion or plugin version never reuses an old object
+    (nnvm.support too: it prints and parses the kernel IR the key is made of)."""
+    packages = ["nnvm.dialects", "nnvm.lowering", "nnvm.targets", "nnvm.passes", "nnvm.support"]
     owner = type(target).__module__.split(".")[0]
     if owner != "nnvm":
         packages.append(owner)
