@@ -24,7 +24,15 @@ FAST = re.compile(
 
 
 #: Failures of the compiled path only (the reference executor passes these), each with why.
-COMPILED_XFAIL: dict[str, str] = {}
+COMPILED_XFAIL: dict[str, str] = {
+    r"^test_(attention_4d_fp16|attention_4d_gqa_causal_nonpad_decode_fp16|"
+    r"attention_4d_gqa_with_past_and_present_fp16|causal_conv_with_state_silu_fp16)"
+    r"(_expanded)?_cpu": (
+        "float16: a few entries are 1-2 float16 ulps off (relative 5e-4 to 1.5e-3); the kernels "
+        "round every float16 intermediate, the reference once, and rtol 1e-3 is finer than "
+        "float16's resolution"
+    ),
+}
 
 
 def _tier(name: str, category: str, supported: set[str]) -> str | None:
