@@ -3,6 +3,7 @@ normalizations, softmax and LSTM."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 
@@ -782,3 +783,43 @@ def _rnn(ctx: NodeContext) -> list[Value | None]:
         y = ctx.emit("nnvm.transpose", y, perm=[2, 0, 1, 3])
         y_h = ctx.emit("nnvm.transpose", y_h, perm=[1, 0, 2])
     return [y, y_h]
+
+
+@converter(
+    "LpPool", attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides")
+)
+def _lp_pool(ctx: NodeContext) -> list[Value | None]:
+    """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p (padding not counted)
+    times the number of data taps of each window (a table built at import)."""
+    x = ctx.required(0)
+    p = float(ctx.attr("p", 2))
+    if p <= 0:
+        raise Unsupported(f"p must be positive, got {p}")
+    mag = ctx.emit("nnvm.abs", x)
+    powered = (
+        ctx.emit("nnvm.mul", mag, mag) if p == 2 else ctx.emit("nnvm.pow", mag, ctx.scalar(p, mag))
+    )
+    pooled = copy.copy(ctx)
+    pooled.inputs = [powered]
+    pooled.attrs = {**ctx.attrs, "count_include_pad": 0}
+    (avg,) = _pool(pooled, "nnvm.avg_pool2d")
+    assert avg is not None
+    spatial = ctx.rank(x) - 2
+    kernel = [int(k) for k in ctx.attr("kernel_shape")]
+    strides = [int(s) for s in ctx.attr("strides") or [1] * spatial]
+    dil = [int(d) for d in ctx.attr("dilations") or [1] * spatial]
+    pads = window_pads(ctx, ctx.shape(x)[2:], kernel, strides, dil)
+    outs = ctx.shape(avg)[2:]
+    taps = np.ones(outs)
+    for axis in range(spatial):
+        _, inside = _window_counts(
+            ctx.shape(x)[2 + axis], outs[axis], kernel[axis], strides[axis], dil[axis],
+            pads[axis], pads[axis + spatial], False,
+        )  # fmt: skip
+        shape = [1] * spatial
+        shape[axis] = outs[axis]
+        taps = taps * inside.reshape(shape)
+    total = ctx.emit("nnvm.mul", avg, ctx.known(taps.astype(ctx.dtype(x)), tag="window_taps"))
+    if p == 2:
+        return [ctx.emit("nnvm.sqrt", total)]
+    return [ctx.emit("nnvm.pow", total, ctx.scalar(1 / p, total))]
