@@ -188,30 +188,45 @@ def test_rnn_bidirectional_relu_and_a_one_hot() -> None:
 
 
 def test_quantized_matmul_per_axis_dequantize_and_bit_shift() -> None:
-    a = RNG.integers(0, 255, (3, 8)).astype(np.uint8)
-    b = RNG.integers(-128, 127, (8, 5)).astype(np.int8)
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 255, (3, 8)).astype(np.uint8)
+    b = rng.integers(-128, 127, (8, 5)).astype(np.int8)
+    bu = rng.integers(0, 255, (8, 5)).astype(np.uint8)
     scalars = [
         helper.make_tensor("a_s", TensorProto.FLOAT, [], [0.02]),
         helper.make_tensor("a_z", TensorProto.UINT8, [], [120]),
         helper.make_tensor("b_s", TensorProto.FLOAT, [], [0.05]),
         helper.make_tensor("b_z", TensorProto.INT8, [], [3]),
+        helper.make_tensor("bu_z", TensorProto.UINT8, [], [131]),
         helper.make_tensor("y_s", TensorProto.FLOAT, [], [0.3]),
         helper.make_tensor("y_z", TensorProto.UINT8, [], [128]),
         helper.make_tensor("c_s", TensorProto.FLOAT, [5], [0.1, 0.2, 0.3, 0.4, 0.5]),
         helper.make_tensor("sh", TensorProto.INT8, [], [2]),
     ]
-    nodes = [
-        helper.make_node(
-            "QLinearMatMul", ["a", "a_s", "a_z", "b", "b_s", "b_z", "y_s", "y_z"], ["q"]
-        ),
-        helper.make_node("DequantizeLinear", ["b", "c_s"], ["deq"], axis=1),
-        helper.make_node("BitShift", ["b", "sh"], ["shl"], direction="LEFT"),
-    ]
+    uu = helper.make_node(
+        "QLinearMatMul", ["a", "a_s", "a_z", "bu", "b_s", "bu_z", "y_s", "y_z"], ["q"]
+    )
+    us = helper.make_node(
+        "QLinearMatMul", ["a", "a_s", "a_z", "b", "b_s", "b_z", "y_s", "y_z"], ["qs"]
+    )
+    deq = helper.make_node("DequantizeLinear", ["b", "c_s"], ["deq"], axis=1)
+    model = _model([uu, deq], {"a": a, "bu": bu, "b": b}, ["q", "deq"], initializer=scalars)
+    _check(model, {"a": a, "bu": bu, "b": b})
+    # uint8 x int8 against the exact integer formula (onnxruntime's AVX2 u8s8 kernel saturates
+    # intermediate pair sums, so it is no oracle here)
+    signed = _model([us], {"a": a, "b": b}, ["qs"], initializer=scalars)
+    acc = (a.astype(np.int64) - 120) @ (b.astype(np.int64) - 3)
+    exact = np.clip(
+        np.round(acc * np.float32(0.02) * np.float32(0.05) / np.float32(0.3)) + 128, 0, 255
+    )
     # ORT implements BitShift for unsigned types only: compare the signed shift with numpy
-    model = _model(nodes[:2], {"a": a, "b": b}, ["q", "deq"], initializer=scalars)
-    _check(model, {"a": a, "b": b})
-    shift = _model(nodes[2:], {"b": b}, ["shl"], opset=28, initializer=scalars[-1:])
+    shift = _model(
+        [helper.make_node("BitShift", ["b", "sh"], ["shl"], direction="LEFT")], {"b": b}, ["shl"],
+        opset=28, initializer=scalars[-1:],
+    )  # fmt: skip
     for backend in (NNVMBackend, NNVMCompiledBackend):
+        (got,) = backend.prepare(signed).run([a, b])
+        np.testing.assert_array_equal(got, exact.astype(np.uint8))
         (got,) = backend.prepare(shift).run([b])
         np.testing.assert_array_equal(got, np.left_shift(b, 2))
 
