@@ -643,9 +643,22 @@ class OnnxImporter:
             return None
         return inline(node, fn, prefix, self.opset, f"the ONNX function {node.op_type}")
 
+    def _may_have_function(self, node: onnx.NodeProto) -> bool:
+        if (node.domain, node.op_type) in self.functions:
+            return True
+        if node.domain not in DEFAULT_DOMAINS:
+            return False
+        try:
+            schema = onnx.defs.get_schema(node.op_type, self.opset, "")
+        except Exception:  # noqa: BLE001 - no schema: no function
+            return False
+        return bool(schema.has_function or schema.has_context_dependent_function)
+
     def _expand_function(self, node: onnx.NodeProto, label: str, arg_names: list[str]) -> bool:
         """Convert `node` as its function body (False when it has none). Problems inside the
         body are reported as one item of the node."""
+        if not self._may_have_function(node):
+            return False
         if any(isinstance(self.values.get(n), _Poison) for n in node.input if n):
             self._poison(node)  # an input already failed; that failure is reported
             return True
