@@ -207,7 +207,7 @@ func.func @pad_wrap(%x: tensor<4x5xf32>) -> tensor<9x12xf32> {
 
 // CHECK-LABEL: @resize_nearest
 // CHECK: %{{.*}} = nnvm.resize %x {size = [1, 3, 8, 8]} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
-// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 8, 8>, scales = array<f64>, roi = array<f64>, mode = "nearest", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false, extrapolation_value = 0.000000e+00 : f64}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
+// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 8, 8>, scales = array<f64>, roi = array<f64>, mode = "nearest", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false, extrapolation_value = 0.000000e+00 : f64, antialias = false}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
 func.func @resize_nearest(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
   %r = nnvm.resize %x {size = [1, 3, 8, 8]} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
   func.return %r : tensor<1x3x8x8xf32>
@@ -215,7 +215,7 @@ func.func @resize_nearest(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
 
 // CHECK-LABEL: @resize_linear
 // CHECK: %{{.*}} = nnvm.resize %x {size = [1, 3, 6, 2], scales = [1.0, 1.0, 1.5, 0.5], mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32>
-// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 6, 2>, scales = array<f64: 1.000000e+00, 1.000000e+00, 1.500000e+00, 5.000000e-01>, mode = "linear", coordinate_transformation_mode = "align_corners", roi = array<f64>, nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false, extrapolation_value = 0.000000e+00 : f64}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32>
+// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 6, 2>, scales = array<f64: 1.000000e+00, 1.000000e+00, 1.500000e+00, 5.000000e-01>, mode = "linear", coordinate_transformation_mode = "align_corners", roi = array<f64>, nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false, extrapolation_value = 0.000000e+00 : f64, antialias = false}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32>
 func.func @resize_linear(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32> {
   %r = nnvm.resize %x {size = [1, 3, 6, 2], scales = [1.0, 1.0, 1.5, 0.5], mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32>
   func.return %r : tensor<1x3x6x2xf32>
@@ -223,7 +223,7 @@ func.func @resize_linear(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x6x2xf32> {
 
 // CHECK-LABEL: @resize_cubic
 // CHECK: %{{.*}} = nnvm.resize %x {size = [1, 3, 9, 9], mode = "cubic", coordinate_transformation_mode = "pytorch_half_pixel", cubic_coeff_a = -0.5, exclude_outside = true} : (tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32>
-// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 9, 9>, mode = "cubic", coordinate_transformation_mode = "pytorch_half_pixel", cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true, scales = array<f64>, roi = array<f64>, nearest_mode = "round_prefer_floor", extrapolation_value = 0.000000e+00 : f64}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32>
+// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 3, 9, 9>, mode = "cubic", coordinate_transformation_mode = "pytorch_half_pixel", cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true, scales = array<f64>, roi = array<f64>, nearest_mode = "round_prefer_floor", extrapolation_value = 0.000000e+00 : f64, antialias = false}> : (tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32>
 func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32> {
   %r = nnvm.resize %x {size = [1, 3, 9, 9], mode = "cubic", coordinate_transformation_mode = "pytorch_half_pixel", cubic_coeff_a = -0.5, exclude_outside = true} : (tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32>
   func.return %r : tensor<1x3x9x9xf32>
@@ -231,7 +231,7 @@ func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x9x9xf32> {
 
 // CHECK-LABEL: @resize_crop
 // CHECK: %{{.*}} = nnvm.resize %x {size = [1, 1, 3, 3], roi = [0.0, 0.0, 0.25, 0.25, 1.0, 1.0, 0.75, 1.25], coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor", extrapolation_value = 7.0} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
-// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 1, 3, 3>, roi = array<f64: 0.000000e+00, 0.000000e+00, 2.500000e-01, 2.500000e-01, 1.000000e+00, 1.000000e+00, 7.500000e-01, 1.250000e+00>, coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor", extrapolation_value = 7.000000e+00 : f64, scales = array<f64>, mode = "nearest", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false}> : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
+// CHECK-GENERIC: %{{.*}} = "nnvm.resize"(%x) <{size = array<i64: 1, 1, 3, 3>, roi = array<f64: 0.000000e+00, 0.000000e+00, 2.500000e-01, 2.500000e-01, 1.000000e+00, 1.000000e+00, 7.500000e-01, 1.250000e+00>, coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor", extrapolation_value = 7.000000e+00 : f64, scales = array<f64>, mode = "nearest", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = false, antialias = false}> : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
 func.func @resize_crop(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32> {
   %r = nnvm.resize %x {size = [1, 1, 3, 3], roi = [0.0, 0.0, 0.25, 0.25, 1.0, 1.0, 0.75, 1.25], coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor", extrapolation_value = 7.0} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
   func.return %r : tensor<1x1x3x3xf32>

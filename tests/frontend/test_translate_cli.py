@@ -130,4 +130,7 @@ def test_unsupported_ops_are_listed(tmp_path: Path) -> None:
     proc = _run("--import-onnx", model, "-o", tmp_path / "u.mlir")
     assert proc.returncode == 1
     _no_traceback(proc)
-    assert "'first' (RandomUniformLike, opset 17)" in proc.stderr and "'second' (Det, opset 17)" in proc.stderr
+    assert (
+        "'first' (RandomUniformLike, opset 17)" in proc.stderr
+        and "'second' (Det, opset 17)" in proc.stderr
+    )
