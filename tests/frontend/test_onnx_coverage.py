@@ -250,6 +250,29 @@ def test_antialiased_downsampling_matches_onnxruntime() -> None:
     _check(model, {"x": x})
 
 
+def test_grid_sample_every_mode_and_padding_matches_onnxruntime() -> None:
+    """Grids reaching past the input (so every padding mode matters), one model, compiled once."""
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid = RNG.uniform(-1.6, 1.6, (2, 4, 7, 2)).astype(np.float32)
+    nodes, outs = [], []
+    for mode in ("linear", "nearest", "cubic"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                outs.append(f"y_{mode}_{padding}_{align}")
+                nodes.append(
+                    helper.make_node(
+                        "GridSample",
+                        ["x", "grid"],
+                        [outs[-1]],
+                        mode=mode,
+                        padding_mode=padding,
+                        align_corners=align,
+                    )  # fmt: skip
+                )
+    model = _model(nodes, {"x": x, "grid": grid}, outs, opset=20)
+    _check(model, {"x": x, "grid": grid}, rtol=1e-4, atol=1e-4)
+
+
 def test_standard_function_bodies_are_inlined() -> None:
     """RMSNormalization, Mish and GroupNormalization have no converters: their ONNX function
     bodies import; the IR holds the ops they are made of."""

@@ -329,6 +329,24 @@ def _top_k(ctx: NodeContext) -> list[Value | None]:
     return [values, indices]
 
 
+_GRID_MODES = {"bilinear": "linear", "bicubic": "cubic"}
+
+
+@converter("GridSample", attrs=("align_corners", "mode", "padding_mode"), since=16)
+def _grid_sample(ctx: NodeContext) -> list[Value | None]:
+    mode = str(ctx.attr("mode", "linear"))
+    return [
+        ctx.emit(
+            "nnvm.grid_sample",
+            ctx.required(0),
+            ctx.required(1),
+            mode=_GRID_MODES.get(mode, mode),
+            padding_mode=str(ctx.attr("padding_mode", "zeros")),
+            align_corners=ctx.flag("align_corners", 0),
+        )
+    ]
+
+
 @converter("GatherND", attrs=("batch_dims",))
 def _gather_nd(ctx: NodeContext) -> list[Value | None]:
     return [
