@@ -12,9 +12,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.traits import Commutative, Pure
 
-from nnvm.dialects.nnvm.base import EvalContext, ShapeError, str_prop
+from nnvm.dialects.nnvm.base import EvalContext, ShapeError, str_prop, tensor
 from nnvm.dialects.nnvm.binary import BinaryBroadcastOp
-from nnvm.dialects.nnvm.dtypes import is_integer, numpy_dtype_of
+from nnvm.dialects.nnvm.dtypes import element_type_of, is_integer, numpy_dtype_of
 from nnvm.dialects.nnvm.elementwise import UnaryElementwiseOp
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
@@ -119,4 +119,32 @@ class BitShiftOp(_IntegerBinaryOp):
         return te.select(valid, te.binary("shr", x, amount), fill)
 
 
-BITWISE_OPS = [BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, BitShiftOp]
+@irdl_op_definition
+class BitCastOp(UnaryElementwiseOp):
+    """The bits of each element read as `to`, a type of the same width (ONNX BitCast)."""
+
+    name = "nnvm.bitcast"
+    to = str_prop()
+    ACCEPTS: ClassVar[str] = "numeric"
+
+    def _target(self) -> np.dtype:
+        try:
+            return np.dtype(self.attr("to"))
+        except TypeError:
+            raise ShapeError(f"bitcast: unknown element type {self.attr('to')!r}") from None
+
+    def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
+        (t,) = super().infer_result_types(operand_types)
+        src, dst = numpy_dtype_of(t.element_type), self._target()
+        if src.itemsize != dst.itemsize or np.bool_ in (src.type, dst.type):
+            raise ShapeError(f"bitcast: {src} and {dst} differ in width (or are bool)")
+        return [tensor(t.get_shape(), element_type_of(dst))]
+
+    def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
+        return [np.array(inputs[0], order="C").view(self._target())]
+
+    def te_scalar(self, x: Expr) -> Expr:
+        return te.bitcast(x, element_type_of(self._target()))
+
+
+BITWISE_OPS = [BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, BitShiftOp, BitCastOp]

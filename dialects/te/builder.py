@@ -228,6 +228,13 @@ def cast(x: Expr | Scalar, t: Attribute) -> Expr:
     return x if op is None else Expr(_emit(op))
 
 
+def bitcast(x: Expr, t: Attribute) -> Expr:
+    """The same bits read as `t` (of the same width)."""
+    from xdsl.dialects import arith
+
+    return x if x.type == t else Expr(_emit(arith.BitcastOp(x.value, t)))
+
+
 def compare(predicate: str, a: Expr | Scalar, b: Expr | Scalar) -> Expr:
     x, y = _unify(a, b)
     return Expr(_emit(exprs.compare(predicate, x.value, y.value)))

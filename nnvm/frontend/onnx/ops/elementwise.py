@@ -244,6 +244,15 @@ def _bit_shift(ctx: NodeContext) -> list[Value | None]:
     return [ctx.emit("nnvm.bit_shift", x, y, direction=direction)]
 
 
+@converter("BitCast", attrs=("to",))
+def _bit_cast(ctx: NodeContext) -> list[Value | None]:
+    x = ctx.required(0)
+    to = onnx_dtype(int(ctx.attr("to")))
+    if to == np.bool_ or ctx.dtype(x) == np.bool_:
+        raise Unsupported("bool bit casts are not supported")
+    return [ctx.emit("nnvm.bitcast", x, to=to.name)]
+
+
 @converter("IsInf", attrs=("detect_negative", "detect_positive"))
 def _is_inf(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required(0)
