@@ -248,8 +248,14 @@ def _bit_shift(ctx: NodeContext) -> list[Value | None]:
 def _bit_cast(ctx: NodeContext) -> list[Value | None]:
     x = ctx.required(0)
     to = onnx_dtype(int(ctx.attr("to")))
-    if to == np.bool_ or ctx.dtype(x) == np.bool_:
-        raise Unsupported("bool bit casts are not supported")
+    src = ctx.dtype(x)
+    if np.bool_ in (to.type, src.type):
+        # a bool is one byte of 0 or 1: to and from (u)int8 the bits are the value
+        if {to.itemsize, src.itemsize} != {1}:
+            raise Unsupported(f"a bit cast between {src} and {to} changes the width")
+        if src == np.bool_:
+            return [ctx.emit("nnvm.cast", x, to=to.name)]
+        raise Unsupported("a bit cast to bool is not supported (bytes other than 0/1)")
     return [ctx.emit("nnvm.bitcast", x, to=to.name)]
 
 
