@@ -99,7 +99,15 @@ def _check_indices(t: TensorType, what: str) -> None:
         raise ShapeError(f"{what}: indices must be integers, got {t.element_type}")
 
 
-def _wrap_indices(idx: np.ndarray, dim: int, what: str) -> np.ndarray:
+def check_index_box(data: Sequence[int], indices: Sequence[int], axis: int, what: str) -> None:
+    """Element-wise indices (GatherElements, ScatterElements) may be smaller than data off the
+    axis, never larger."""
+    for k, (n, m) in enumerate(zip(data, indices, strict=True)):
+        if k != axis and m > n:
+            raise ShapeError(f"{what}: indices extent {m} exceeds data extent {n} on axis {k}")
+
+
+def wrap_indices(idx: np.ndarray, dim: int, what: str) -> np.ndarray:
     """Negative indices count from the end; anything still outside [0, dim) is an error."""
     idx = idx.astype(np.int64)
     idx = np.where(idx < 0, idx + dim, idx)
@@ -133,7 +141,7 @@ class GatherOp(NNVMOp):
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         data, idx = inputs
         axis = normalize_axis(self.attr("axis"), data.ndim, "gather: axis")
-        idx = _wrap_indices(idx, data.shape[axis], "gather")
+        idx = wrap_indices(idx, data.shape[axis], "gather")
         return [np.take(data, idx, axis=axis)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
@@ -143,7 +151,7 @@ class GatherOp(NNVMOp):
         q = idx.ndim
 
         def body(*i: Expr) -> Expr:
-            j = _wrap(topi.to_index(idx[i[axis : axis + q]]), data.shape[axis])
+            j = wrap(topi.to_index(idx[i[axis : axis + q]]), data.shape[axis])
             return data[[*i[:axis], j, *i[axis + q :]]]
 
         return [b.compute(shape, body)]
@@ -192,7 +200,7 @@ class GatherNDOp(NNVMOp):
         flat_data = data.reshape(batch, *data.shape[b:])
         flat_idx = idx.reshape(batch, -1, m).astype(np.int64)
         for k in range(m):
-            flat_idx[..., k] = _wrap_indices(flat_idx[..., k], data.shape[b + k], "gather_nd")
+            flat_idx[..., k] = wrap_indices(flat_idx[..., k], data.shape[b + k], "gather_nd")
         pieces = [flat_data[n][tuple(flat_idx[n].T)] for n in range(batch)]
         out_shape = (*idx.shape[:-1], *data.shape[b + m :])
         if not pieces:
@@ -208,7 +216,7 @@ class GatherNDOp(NNVMOp):
 
         def body(*i: Expr) -> Expr:
             head, rest = i[:lead], i[lead:]
-            picked = [_wrap(topi.to_index(idx[[*head, k]]), data.shape[bd + k]) for k in range(m)]
+            picked = [wrap(topi.to_index(idx[[*head, k]]), data.shape[bd + k]) for k in range(m)]
             return data[[*head[:bd], *picked, *rest]]
 
         return [b.compute(shape, body)]
@@ -236,17 +244,13 @@ class GatherElementsOp(NNVMOp):
                 f"and {len(js)}"
             )
         axis = normalize_axis(self.attr("axis"), len(ds), "gather_elements: axis")
-        for k, (n, m) in enumerate(zip(ds, js, strict=True)):
-            if k != axis and m > n:
-                raise ShapeError(
-                    f"gather_elements: indices extent {m} exceeds data extent {n} on axis {k}"
-                )
+        check_index_box(ds, js, axis, "gather_elements")
         return [tensor(js, d.element_type)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         data, idx = inputs
         axis = normalize_axis(self.attr("axis"), data.ndim, "gather_elements: axis")
-        idx = _wrap_indices(idx, data.shape[axis], "gather_elements")
+        idx = wrap_indices(idx, data.shape[axis], "gather_elements")
         box = tuple(slice(0, n) if k != axis else slice(None) for k, n in enumerate(idx.shape))
         return [np.take_along_axis(data[box], idx, axis=axis)]
 
@@ -256,13 +260,13 @@ class GatherElementsOp(NNVMOp):
 
         def body(*i: Expr) -> Expr:
             at = list(i)
-            at[axis] = _wrap(topi.to_index(idx[i]), data.shape[axis])
+            at[axis] = wrap(topi.to_index(idx[i]), data.shape[axis])
             return data[at]
 
         return [b.compute(idx.shape, body)]
 
 
-def _wrap(v: Expr, dim: int) -> Expr:
+def wrap(v: Expr, dim: int) -> Expr:
     """A negative index counts from the end."""
     return te.select(v < 0, v + dim, v)
 

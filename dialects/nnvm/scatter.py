@@ -26,6 +26,7 @@ from nnvm.dialects.nnvm.base import (
     str_prop,
 )
 from nnvm.dialects.nnvm.dtypes import is_integer
+from nnvm.dialects.nnvm.indexing import check_index_box, wrap, wrap_indices
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
@@ -40,18 +41,6 @@ REDUCTIONS = {
 }
 
 I64 = IntegerType(64)
-
-
-def _wrap_indices(idx: np.ndarray, dim: int, what: str) -> np.ndarray:
-    idx = idx.astype(np.int64)
-    idx = np.where(idx < 0, idx + dim, idx)
-    if idx.size and (idx.min() < 0 or idx.max() >= dim):
-        raise IndexError(f"{what}: an index is out of range for an axis of extent {dim}")
-    return idx
-
-
-def _wrap(v: Expr, dim: int) -> Expr:
-    return te.select(v < 0, v + dim, v)
 
 
 class _ScatterOp(NNVMOp):
@@ -124,17 +113,13 @@ class ScatterElementsOp(_ScatterOp):
                 f"scatter_elements: indices {list(js)} and updates {list(us)} differ in shape"
             )
         axis = normalize_axis(self.attr("axis"), len(ds), "scatter_elements: axis")
-        for k, (n, m) in enumerate(zip(ds, js, strict=True)):
-            if k != axis and m > n:
-                raise ShapeError(
-                    f"scatter_elements: indices extent {m} exceeds data extent {n} on axis {k}"
-                )
+        check_index_box(ds, js, axis, "scatter_elements")
         return [d]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         data, idx, upd = inputs
         axis = normalize_axis(self.attr("axis"), data.ndim, "scatter_elements: axis")
-        idx = _wrap_indices(idx, data.shape[axis], "scatter_elements")
+        idx = wrap_indices(idx, data.shape[axis], "scatter_elements")
         grid = list(np.indices(idx.shape, sparse=True))
         grid[axis] = idx
         out = data.copy()
@@ -151,7 +136,7 @@ class ScatterElementsOp(_ScatterOp):
         def candidate(p: Sequence[Expr], r: Expr) -> tuple[Expr, list[Expr]]:
             """Whether index entry (p off the axis, r on it) lands on p, and where it is."""
             at = [r if k == axis else te.minimum(p[k], ext[k] - 1) for k in range(len(ext))]
-            lands = _wrap(topi.to_index(idx[at]), data.shape[axis]).eq(p[axis])
+            lands = wrap(topi.to_index(idx[at]), data.shape[axis]).eq(p[axis])
             inside = [
                 p[k] < ext[k] for k in range(len(ext)) if k != axis and ext[k] < data.shape[k]
             ]
@@ -217,7 +202,7 @@ class ScatterNDOp(_ScatterOp):
         m = idx.shape[-1]
         flat = idx.reshape(-1, m).astype(np.int64)
         for k in range(m):
-            flat[:, k] = _wrap_indices(flat[:, k], data.shape[k], "scatter_nd")
+            flat[:, k] = wrap_indices(flat[:, k], data.shape[k], "scatter_nd")
         out = data.copy()
         rows = upd.reshape(flat.shape[0], *data.shape[m:])
         if self.attr("reduction") == "none":
@@ -245,7 +230,7 @@ class ScatterNDOp(_ScatterOp):
             return at
 
         def lands(p: Sequence[Expr], q: list[Expr]) -> Expr:
-            conds = [_wrap(topi.to_index(idx[[*q, k]]), data.shape[k]).eq(p[k]) for k in range(m)]
+            conds = [wrap(topi.to_index(idx[[*q, k]]), data.shape[k]).eq(p[k]) for k in range(m)]
             cond = te.all_of(conds)
             assert cond is not None
             return cond
