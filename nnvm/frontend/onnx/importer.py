@@ -672,20 +672,12 @@ class OnnxImporter:
             )
             self._poison(node)
             return True
-        outer_values, outer_problems = self.values, self.problems
         local: dict[str, Value | _Poison] = {}
-        self.values = ChainMap(local, outer_values)  # type: ignore[assignment]
-        self.problems = _Problems()
-        self.opset, self._depth = body.opset, self._depth + 1
+        self._depth += 1
         try:
-            self._convert_nodes(arg_names, body.nodes)
-            inner = self.problems
+            inner = self._convert_in_scope(arg_names, body.nodes, local, body.opset)
         finally:
-            self.values, self.problems = outer_values, outer_problems
-            self.opset, self._depth = opset, self._depth - 1
-        for d in inner.needs:
-            if d not in self.problems.needs:
-                self.problems.needs.append(d)
+            self._depth -= 1
         if inner.lines:
             self.problems.add(
                 label, node.op_type, opset, f"in {body.source}: " + "; ".join(inner.lines)
@@ -715,25 +707,42 @@ class OnnxImporter:
     ) -> list[Value]:
         """Convert a control-flow body inline: its inputs bound to `bindings`, outer values
         visible by name (ONNX scoping); problems inside become one Unsupported for the node."""
-        outer_values, outer_problems = self.values, self.problems
         local: dict[str, Value | _Poison] = dict(bindings)
         for init in graph.initializer:
             local[init.name] = Known(numpy_helper.to_array(init), init.name, weight=True)
-        self.values = ChainMap(local, outer_values)  # type: ignore[assignment]
+        inner = self._convert_in_scope(arg_names, graph.node, local, self.opset)
+        if inner.lines:
+            raise Unsupported("in its body: " + "; ".join(inner.lines))
+        visible = ChainMap(local, self.values)
+        outs = [visible.get(o.name) for o in graph.output]
+        if any(v is None or isinstance(v, _Poison) for v in outs):
+            raise Unsupported("its body does not produce all of its outputs")
+        return outs  # type: ignore[return-value]
+
+    def _convert_in_scope(
+        self,
+        arg_names: list[str],
+        nodes: Sequence[onnx.NodeProto],
+        local: dict[str, Value | _Poison],
+        opset: int,
+    ) -> _Problems:
+        """Convert nodes (a control-flow body, a function body) in a scope of their own: new
+        names land in `local`, outer names stay visible, and the nodes' problems are returned,
+        not reported (the caller reports them as one item); the graph inputs they need are
+        noted in the outer problems."""
+        outer = (self.values, self.problems, self.opset)
+        self.values = ChainMap(local, outer[0])  # type: ignore[assignment]
         self.problems = _Problems()
+        self.opset = opset
         try:
-            self._convert_nodes(arg_names, graph.node)
-            for d in self.problems.needs:
-                if d not in outer_problems.needs:
-                    outer_problems.needs.append(d)
-            if self.problems.lines:
-                raise Unsupported("in its body: " + "; ".join(self.problems.lines))
-            outs = [self.values.get(o.name) for o in graph.output]
-            if any(v is None or isinstance(v, _Poison) for v in outs):
-                raise Unsupported("its body does not produce all of its outputs")
-            return outs  # type: ignore[return-value]
+            self._convert_nodes(arg_names, nodes)
+            inner = self.problems
         finally:
-            self.values, self.problems = outer_values, outer_problems
+            self.values, self.problems, self.opset = outer
+        for d in inner.needs:
+            if d not in self.problems.needs:
+                self.problems.needs.append(d)
+        return inner
 
     def _poison(self, node: onnx.NodeProto) -> None:
         for name in node.output:

@@ -25,11 +25,6 @@ def _if(ctx: NodeContext) -> list[Value | None]:
     return list(ctx.subgraph(branch, {}))
 
 
-def _stack(ctx: NodeContext, values: list[Value]) -> Value:
-    rows = [ctx.emit("nnvm.expand_dims", v, axes=[0]) for v in values]
-    return rows[0] if len(rows) == 1 else ctx.emit("nnvm.concat", *rows, axis=0)
-
-
 @converter("Loop", attrs=("body",))
 def _loop(ctx: NodeContext) -> list[Value | None]:
     body = ctx.attr("body")
@@ -65,7 +60,7 @@ def _loop(ctx: NodeContext) -> list[Value | None]:
         step += 1
     if n_scan and step == 0:
         raise Unsupported("a loop that runs zero times has scan outputs of unknown shape")
-    return [*carried, *(_stack(ctx, s) for s in scans)]
+    return [*carried, *(_stack_on(ctx, s, 0) for s in scans)]
 
 
 def _stack_on(ctx: NodeContext, values: list[Value], axis: int) -> Value:
