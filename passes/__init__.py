@@ -17,6 +17,7 @@ PASSES: dict[str, PassFactory] = {
     "fold-scale-axis": lazy_pass(".fold_scale_axis", "FoldScaleAxisPass", __name__),
     "prune-conv-taps": lazy_pass(".prune_conv_taps", "PruneConvTapsPass", __name__),
     "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
+    "gradient": lazy_pass(".gradient", "GradientPass", __name__),
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
     ),

@@ -11,6 +11,7 @@ from nnvm.dialects.nnvm.bitwise import BITWISE_OPS
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.elementwise import UNARY_OPS
 from nnvm.dialects.nnvm.grid_sample import GRID_SAMPLE_OPS
+from nnvm.dialects.nnvm.loss import LOSS_OPS
 from nnvm.dialects.nnvm.nn import NN_OPS
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import REDUCE_OPS
@@ -36,6 +37,7 @@ ALL_OPS = [
     *SCATTER_OPS,
     *TOPK_OPS,
     *GRID_SAMPLE_OPS,
+    *LOSS_OPS,
 ]
 
 NNVM = Dialect("nnvm", ALL_OPS, [])

@@ -44,6 +44,7 @@ from nnvm.dialects.nnvm.dtypes import element_type_of, numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 
 if TYPE_CHECKING:
+    from nnvm.dialects.nnvm.autodiff import VJPBuilder
     from nnvm.dialects.te.builder import KernelBuilder, TensorRef
 
 # ----------------------------------------------------------------------------------------------
@@ -257,6 +258,18 @@ class NNVMOp(IRDLOperation):
         results from the inputs, built with `b`; lower-to-te calls it, nothing switches on
         op names."""
         raise NotImplementedError(f"{self.name} has no te definition")
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> Sequence[SSAValue | None]:
+        """The vector-Jacobian product (see nnvm.dialects.nnvm.autodiff): one cotangent per
+        operand (None: not differentiable or not needed) from one per result, built with `g`."""
+        from nnvm.dialects.nnvm.autodiff import NoGradient
+
+        raise NoGradient(f"{self.name} has no gradient (its class defines no vjp)")
+
+    @classmethod
+    def has_gradient(cls) -> bool:
+        """Whether the class defines a vector-Jacobian product (the gradient pass asks)."""
+        return cls.vjp is not NNVMOp.vjp
 
     @classmethod
     def make(cls, *operands: SSAValue, **props: Any) -> NNVMOp:

@@ -8,9 +8,11 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def, var_operand_def
 from xdsl.traits import Commutative, Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -69,6 +71,21 @@ class BinaryBroadcastOp(NNVMOp):
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         return [topi.elementwise(b, inputs, self.te_scalar)]
 
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """Both operands' cotangents at the broadcast (result) shape."""
+        raise NoGradient(f"{self.name} has no gradient")
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        dx, dy = self.vjp_full(g, grads[0])
+        return [
+            g.sum_to(d, shape(v)) if d is not None and g.needs(k) else None
+            for k, (d, v) in enumerate(((dx, self.lhs), (dy, self.rhs)))
+        ]
+
+    @classmethod
+    def has_gradient(cls) -> bool:
+        return cls.vjp_full is not BinaryBroadcastOp.vjp_full
+
 
 @irdl_op_definition
 class AddOp(BinaryBroadcastOp):
@@ -81,6 +98,9 @@ class AddOp(BinaryBroadcastOp):
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x + y
 
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue, SSAValue]:
+        return dz, dz
+
 
 @irdl_op_definition
 class SubOp(BinaryBroadcastOp):
@@ -91,6 +111,9 @@ class SubOp(BinaryBroadcastOp):
 
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x - y
+
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue, SSAValue | None]:
+        return dz, g.op("neg", dz) if g.needs(1) else None
 
 
 @irdl_op_definition
@@ -103,6 +126,11 @@ class MulOp(BinaryBroadcastOp):
 
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x * y
+
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        dx = g.op("mul", dz, self.rhs) if g.needs(0) else None
+        dy = g.op("mul", dz, self.lhs) if g.needs(1) else None
+        return dx, dy
 
 
 @irdl_op_definition
@@ -120,6 +148,14 @@ class DivOp(BinaryBroadcastOp):
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return x / y
 
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """d(x/y) = dz / y and -dz * (x/y) / y."""
+        dx = g.op("div", dz, self.rhs) if g.needs(0) else None
+        dy = None
+        if g.needs(1):
+            dy = g.op("neg", g.op("div", g.op("mul", dz, self.result), self.rhs))
+        return dx, dy
+
 
 @irdl_op_definition
 class PowOp(BinaryBroadcastOp):
@@ -134,6 +170,17 @@ class PowOp(BinaryBroadcastOp):
         f64 = element_type_of(np.float64)
         return te.cast(te.binary("pow", te.cast(x, f64), te.cast(y, f64)), x.type)
 
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """d(x^y) = dz * y * x^(y-1) and dz * x^y * log(x)."""
+        x, y = self.lhs, self.rhs
+        dx = dy = None
+        if g.needs(0):
+            ym1 = g.op("sub", y, g.scalar(1.0, y))
+            dx = g.op("mul", dz, g.op("mul", y, g.op("pow", x, ym1)))
+        if g.needs(1):
+            dy = g.op("mul", dz, g.op("mul", self.result, g.op("log", x)))
+        return dx, dy
+
 
 @irdl_op_definition
 class MaximumOp(BinaryBroadcastOp):
@@ -146,6 +193,10 @@ class MaximumOp(BinaryBroadcastOp):
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return te.maximum(x, y)
 
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The cotangent goes to the larger operand (to x on ties)."""
+        return _route(g, g.op("greater_equal", self.lhs, self.rhs), dz)
+
 
 @irdl_op_definition
 class MinimumOp(BinaryBroadcastOp):
@@ -157,6 +208,15 @@ class MinimumOp(BinaryBroadcastOp):
 
     def te_scalar(self, x: Expr, y: Expr) -> Expr:
         return te.minimum(x, y)
+
+    def vjp_full(self, g: VJPBuilder, dz: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The cotangent goes to the smaller operand (to x on ties)."""
+        return _route(g, g.op("less_equal", self.lhs, self.rhs), dz)
+
+
+def _route(g: VJPBuilder, to_x: SSAValue, dz: SSAValue) -> tuple[SSAValue, SSAValue]:
+    zero = g.scalar(0.0, dz)
+    return g.op("where", to_x, dz, zero), g.op("where", to_x, zero, dz)
 
 
 @irdl_op_definition
@@ -324,6 +384,17 @@ class WhereOp(NNVMOp):
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         return [topi.elementwise(b, inputs, te.select)]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        (dz,) = grads
+        zero = g.scalar(0.0, dz)
+        dx = g.op("where", self.condition, dz, zero) if g.needs(1) else None
+        dy = g.op("where", self.condition, zero, dz) if g.needs(2) else None
+        return [
+            None,
+            None if dx is None else g.sum_to(dx, shape(self.lhs)),
+            None if dy is None else g.sum_to(dy, shape(self.rhs)),
+        ]
+
 
 @irdl_op_definition
 class AddNOp(NNVMOp):
@@ -357,6 +428,10 @@ class AddNOp(NNVMOp):
             return out
 
         return [topi.elementwise(b, inputs, total)]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        (dz,) = grads
+        return [g.sum_to(dz, shape(v)) if g.needs(k) else None for k, v in enumerate(self.inputs)]
 
 
 BINARY_OPS = [

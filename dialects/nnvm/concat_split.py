@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -17,6 +18,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -93,6 +95,23 @@ class ConcatOp(NNVMOp):
 
         return [b.compute(shape, body)]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        (dy,) = grads
+        axis = normalize_axis(self.attr("axis"), len(shape(dy)))
+        out: list[SSAValue | None] = []
+        start = 0
+        for k, x in enumerate(self.inputs):
+            end = start + shape(x)[axis]
+            piece = [start], [end], [axis], [1]
+            out.append(
+                g.op("slice", dy, starts=piece[0], ends=piece[1], axes=piece[2], steps=piece[3])
+                if g.needs(k)
+                else None
+            )
+            start = end
+        return out
+
 
 @irdl_op_definition
 class SplitOp(NNVMOp):
@@ -145,6 +164,11 @@ class SplitOp(NNVMOp):
             outs.append(b.compute(t.get_shape(), body, name=f"part{k}"))
             start += t.get_shape()[axis]
         return outs
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        axis = normalize_axis(self.attr("axis"), len(shape(self.input)))
+        return [g.op("concat", *grads, axis=axis)]
 
 
 CONCAT_SPLIT_OPS: list[type[NNVMOp]] = [ConcatOp, SplitOp]

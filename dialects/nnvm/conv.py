@@ -6,9 +6,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -280,6 +282,56 @@ class Conv2DOp(NNVMOp):
             return xv * wv
 
         return [b.reduce(out_shape, "sum", (ig, kh, kw), generic, reduce_axes=("ic", "kh", "kw"))]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Both products are convolutions (so they run on the conv schedules): the data's is
+        the stride-dilated cotangent correlated with the flipped, group-transposed kernel; the
+        weight's correlates the padded data with the cotangent, strides and dilation swapped."""
+        if (self.attr("data_layout"), self.attr("kernel_layout")) != ("NCHW", "OIHW") or (
+            self.attr("out_layout") not in ("", "NCHW")
+        ):
+            raise NoGradient("conv2d has a gradient in the NCHW / OIHW layouts only")
+        (dy,) = grads
+        x, w = self.data, self.weight
+        n, c, h, wd = shape(x)
+        o, cg, kh, kw = shape(w)
+        oh, ow = shape(dy)[2:]
+        (sh, sw), pad, (dh, dw), groups = (
+            self.attr("strides"),
+            self.attr("padding"),
+            self.attr("dilation"),
+            self.attr("groups"),
+        )
+        og = o // groups
+        dx = dw_ = None
+        if g.needs(0):
+            up = dy
+            if sh > 1 or sw > 1:  # zeros between the cotangent's rows and columns
+                up = g.op("reshape", up, shape=[n, o, oh, 1, ow, 1])
+                up = g.op("pad", up, pads=[0, 0, 0, 0, 0, 0, 0, 0, 0, sh - 1, 0, sw - 1])
+                up = g.op("reshape", up, shape=[n, o, oh * sh, ow * sw])
+            lo_h, lo_w = dh * (kh - 1) - pad[0], dw * (kw - 1) - pad[1]
+            hi_h, hi_w = h + pad[0] - oh * sh, wd + pad[1] - ow * sw
+            up = g.op("pad", up, pads=[0, 0, lo_h, lo_w, 0, 0, hi_h, hi_w])
+            wt = g.op("reshape", w, shape=[groups, og, cg, kh, kw])
+            wt = g.op("transpose", wt, perm=[0, 2, 1, 3, 4])
+            wt = g.op("reshape", wt, shape=[c, og, kh, kw])
+            wt = g.op(
+                "slice", wt, starts=[-1, -1], ends=[-kh - 1, -kw - 1], axes=[2, 3], steps=[-1, -1]
+            )
+            dx = g.op("conv2d", up, wt, dilation=[dh, dw], groups=groups)
+        if g.needs(1):
+            xp = g.op("pad", x, pads=[0, 0, pad[0], pad[1], 0, 0, pad[2], pad[3]])
+            hp, wp = h + pad[0] + pad[2], wd + pad[1] + pad[3]
+            xt = g.op("reshape", xp, shape=[n, groups, cg, hp, wp])
+            xt = g.op("transpose", xt, perm=[2, 1, 0, 3, 4])
+            xt = g.op("reshape", xt, shape=[cg, groups * n, hp, wp])
+            kt = g.op("transpose", dy, perm=[1, 0, 2, 3])
+            full = g.op("conv2d", xt, kt, strides=[dh, dw], dilation=[sh, sw], groups=groups)
+            if shape(full)[2:] != (kh, kw):
+                full = g.op("slice", full, starts=[0, 0], ends=[kh, kw], axes=[2, 3], steps=[1, 1])
+            dw_ = g.op("transpose", full, perm=[1, 0, 2, 3])
+        return [dx, dw_]
 
 
 def conv2d_nchw(

@@ -8,9 +8,11 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -19,7 +21,7 @@ from nnvm.dialects.nnvm.base import (
     str_prop,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float
+from nnvm.dialects.nnvm.dtypes import element_type_of, is_bool, is_float, numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
@@ -64,6 +66,18 @@ class UnaryElementwiseOp(NNVMOp):
         (x,) = inputs
         return [b.compute(x.shape, lambda *i: self.te_scalar(x[i]))]
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        """The input's cotangent from the input `x`, the result `y` and its cotangent `dy`
+        (None: the derivative is zero almost everywhere)."""
+        raise NoGradient(f"{self.name} has no gradient")
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [self.vjp_dx(g, self.input, self.result, grads[0])]
+
+    @classmethod
+    def has_gradient(cls) -> bool:
+        return cls.vjp_dx is not UnaryElementwiseOp.vjp_dx
+
 
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
@@ -78,6 +92,9 @@ class ReluOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.maximum(x, 0)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("where", g.op("greater", x, g.scalar(0.0, x)), dy, g.scalar(0.0, dy))
+
 
 @irdl_op_definition
 class LeakyReluOp(UnaryElementwiseOp):
@@ -91,6 +108,10 @@ class LeakyReluOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.select(x >= 0.0, x, x * self.attr("alpha"))
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        slope = g.op("mul", dy, g.scalar(self.attr("alpha"), dy))
+        return g.op("where", g.op("greater_equal", x, g.scalar(0.0, x)), dy, slope)
 
 
 @irdl_op_definition
@@ -119,6 +140,15 @@ class ClipOp(UnaryElementwiseOp):
             x = te.minimum(x, int(hi) if integer else hi)
         return x
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        lo, hi = self.attr("min"), self.attr("max")
+        inside = None
+        for bound, cmp in ((lo, "greater_equal"), (hi, "less_equal")):
+            if not math.isinf(bound):
+                c = g.op(cmp, x, g.scalar(bound, x))
+                inside = c if inside is None else g.op("logical_and", inside, c)
+        return dy if inside is None else g.op("where", inside, dy, g.scalar(0.0, dy))
+
 
 @irdl_op_definition
 class SigmoidOp(UnaryElementwiseOp):
@@ -131,6 +161,9 @@ class SigmoidOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return 1.0 / (1.0 + te.exp(-x))
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("mul", dy, g.op("mul", y, g.op("sub", g.scalar(1.0, y), y)))
 
 
 @irdl_op_definition
@@ -147,6 +180,16 @@ class HardSigmoidOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.minimum(te.maximum(x * self.attr("alpha") + self.attr("beta"), 0.0), 1.0)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        a, b = self.attr("alpha"), self.attr("beta")
+        z = g.op("add", g.op("mul", x, g.scalar(a, x)), g.scalar(b, x))
+        inside = g.op(
+            "logical_and",
+            g.op("greater", z, g.scalar(0.0, z)),
+            g.op("less", z, g.scalar(1.0, z)),
+        )
+        return g.op("where", inside, g.op("mul", dy, g.scalar(a, dy)), g.scalar(0.0, dy))
+
 
 @irdl_op_definition
 class HardSwishOp(UnaryElementwiseOp):
@@ -160,6 +203,13 @@ class HardSwishOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return x * te.minimum(te.maximum(x / 6.0 + 0.5, 0.0), 1.0)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        """0 below -3, 1 above 3, (2x + 3) / 6 between."""
+        ramp = g.op("add", g.op("mul", x, g.scalar(1 / 3, x)), g.scalar(0.5, x))
+        d = g.op("where", g.op("greater", x, g.scalar(3.0, x)), g.scalar(1.0, x), ramp)
+        d = g.op("where", g.op("less", x, g.scalar(-3.0, x)), g.scalar(0.0, x), d)
+        return g.op("mul", dy, d)
+
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
@@ -170,6 +220,9 @@ class TanhOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.tanh(x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("mul", dy, g.op("sub", g.scalar(1.0, y), g.op("mul", y, y)))
 
 
 @irdl_op_definition
@@ -182,6 +235,10 @@ class ErfOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("erf", x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        bell = g.op("exp", g.op("neg", g.op("mul", x, x)))
+        return g.op("mul", dy, g.op("mul", bell, g.scalar(2 / math.sqrt(math.pi), x)))
 
 
 @irdl_op_definition
@@ -209,6 +266,46 @@ class GeluOp(UnaryElementwiseOp):
             return x * 0.5 * (te.tanh(inner) + 1.0)
         return x * 0.5 * (te.unary("erf", x * (1 / math.sqrt(2))) + 1.0)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        if self.attr("approximate") == "tanh":
+            c = math.sqrt(2 / math.pi)
+            x2 = g.op("mul", x, x)
+            u = g.op(
+                "mul",
+                g.op(
+                    "mul", x, g.op("add", g.op("mul", x2, g.scalar(0.044715, x)), g.scalar(1.0, x))
+                ),
+                g.scalar(c, x),
+            )
+            t = g.op("tanh", u)
+            du = g.op(
+                "mul",
+                g.op("add", g.op("mul", x2, g.scalar(3 * 0.044715, x)), g.scalar(1.0, x)),
+                g.scalar(c, x),
+            )
+            half_x = g.op("mul", x, g.scalar(0.5, x))
+            d = g.op(
+                "add",
+                g.op("mul", g.op("add", t, g.scalar(1.0, t)), g.scalar(0.5, t)),
+                g.op(
+                    "mul", half_x, g.op("mul", g.op("sub", g.scalar(1.0, t), g.op("mul", t, t)), du)
+                ),
+            )
+            return g.op("mul", dy, d)
+        cdf = g.op(
+            "mul",
+            g.op(
+                "add", g.op("erf", g.op("mul", x, g.scalar(1 / math.sqrt(2), x))), g.scalar(1.0, x)
+            ),
+            g.scalar(0.5, x),
+        )
+        pdf = g.op(
+            "mul",
+            g.op("exp", g.op("mul", g.op("mul", x, x), g.scalar(-0.5, x))),
+            g.scalar(1 / math.sqrt(2 * math.pi), x),
+        )
+        return g.op("mul", dy, g.op("add", cdf, g.op("mul", x, pdf)))
+
 
 @irdl_op_definition
 class ExpOp(UnaryElementwiseOp):
@@ -219,6 +316,9 @@ class ExpOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.exp(x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("mul", dy, y)
 
 
 @irdl_op_definition
@@ -231,6 +331,9 @@ class LogOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.log(x)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("div", dy, x)
+
 
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
@@ -241,6 +344,9 @@ class SqrtOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.sqrt(x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("div", g.op("mul", dy, g.scalar(0.5, dy)), y)
 
 
 @irdl_op_definition
@@ -255,6 +361,11 @@ class RsqrtOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("rsqrt", x)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        """d x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3."""
+        y3 = g.op("mul", y, g.op("mul", y, y))
+        return g.op("mul", dy, g.op("mul", y3, g.scalar(-0.5, y)))
+
 
 @irdl_op_definition
 class ReciprocalOp(UnaryElementwiseOp):
@@ -265,6 +376,9 @@ class ReciprocalOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return 1.0 / x
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("neg", g.op("mul", dy, g.op("mul", y, y)))
 
 
 @irdl_op_definition
@@ -278,6 +392,9 @@ class NegOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return -x
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("neg", dy)
+
 
 @irdl_op_definition
 class AbsOp(UnaryElementwiseOp):
@@ -290,6 +407,9 @@ class AbsOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("abs", x)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return g.op("where", g.op("less", x, g.scalar(0.0, x)), g.op("neg", dy), dy)
+
 
 @irdl_op_definition
 class FloorOp(UnaryElementwiseOp):
@@ -301,6 +421,9 @@ class FloorOp(UnaryElementwiseOp):
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("floor", x)
 
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return None  # piecewise constant
+
 
 @irdl_op_definition
 class CeilOp(UnaryElementwiseOp):
@@ -311,6 +434,9 @@ class CeilOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("ceil", x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return None  # piecewise constant
 
 
 @irdl_op_definition
@@ -324,6 +450,9 @@ class RoundOp(UnaryElementwiseOp):
 
     def te_scalar(self, x: Expr) -> Expr:
         return te.unary("roundeven", x)
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        return None  # piecewise constant
 
 
 @irdl_op_definition
@@ -382,6 +511,11 @@ class CastOp(UnaryElementwiseOp):
         if is_bool(to) and not is_bool(x.dtype):  # nonzero -> true, as numpy
             return [b.compute(x.shape, lambda *i: x[i].ne(0))]
         return [b.compute(x.shape, lambda *i: te.cast(x[i], to))]
+
+    def vjp_dx(self, g: VJPBuilder, x: SSAValue, y: SSAValue, dy: SSAValue) -> SSAValue | None:
+        if not (is_float(x.type.element_type) and is_float(y.type.element_type)):
+            return None  # through integers or booleans nothing is differentiable
+        return g.op("cast", dy, to=str(numpy_dtype_of(x.type.element_type)))
 
 
 UNARY_OPS = [

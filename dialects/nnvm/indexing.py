@@ -8,9 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -92,6 +94,16 @@ class SliceOp(UnaryTransformOp):
                 lambda *i: x[[i[k] * r.step + r.start for k, r in enumerate(ranges)]],
             )
         ]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Unit steps: the cotangent padded back with zeros where the slice cut."""
+        src = shape(self.input)
+        ranges = self._ranges(src)
+        if any(r.step != 1 for r in ranges):
+            raise NoGradient("slice with steps other than 1 has no gradient")
+        lo = [r.start if len(r) else 0 for r in ranges]
+        hi = [d - (r.stop if len(r) else 0) for d, r in zip(src, ranges, strict=True)]
+        return [g.op("pad", grads[0], pads=[*lo, *hi])]
 
 
 def _check_indices(t: TensorType, what: str) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -116,6 +119,20 @@ class DenseOp(NNVMOp):
             )
         ]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        (dy,) = grads
+        x, w = self.data, self.weight
+        dx = g.op("dense", dy, g.op("transpose", w, perm=[1, 0])) if g.needs(0) else None
+        dw = None
+        if g.needs(1):
+            n, k = shape(w)
+            m = math.prod(shape(x)[:-1])
+            rows = g.op("reshape", dy, shape=[m, n])
+            xs = g.op("reshape", x, shape=[m, k])
+            dw = g.op("matmul", g.op("transpose", rows, perm=[1, 0]), xs)
+        return [dx, dw]
+
 
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     """The result shape of numpy's matmul (1-D operands promoted then dropped, batch broadcast)."""
@@ -211,6 +228,30 @@ class MatmulOp(NNVMOp):
             topi.summed(b, shape, (k,), body, a.dtype, reduce_axes=(reduce,), template=template)
         ]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """numpy matmul: 1-D operands promoted to matrices, broadcast batches summed back."""
+        if self.attr("rhs_panel"):
+            raise NoGradient("matmul with a packed rhs (after alter-layout) has no gradient")
+        (dy,) = grads
+        a, b = self.lhs, self.rhs
+        sa, sb = shape(a), shape(b)
+        a2 = a if len(sa) >= 2 else g.op("reshape", a, shape=[1, sa[0]])
+        b2 = b if len(sb) >= 2 else g.op("reshape", b, shape=[sb[0], 1])
+        dy2 = g.op("reshape", dy, shape=list(matmul_shape(shape(a2), shape(b2))))
+
+        def t(v: SSAValue) -> SSAValue:
+            r = len(shape(v))
+            return g.op("transpose", v, perm=[*range(r - 2), r - 1, r - 2])
+
+        da = db = None
+        if g.needs(0):
+            da = g.sum_to(g.op("matmul", dy2, t(b2)), shape(a2))
+            da = g.op("reshape", da, shape=list(sa)) if len(sa) < 2 else da
+        if g.needs(1):
+            db = g.sum_to(g.op("matmul", t(a2), dy2), shape(b2))
+            db = g.op("reshape", db, shape=list(sb)) if len(sb) < 2 else db
+        return [da, db]
+
 
 def should_pack(rows: int, k: int, n: int, panel: int) -> bool:
     """Is a [K, N] right operand worth packing into column panels of width `panel` (the
@@ -288,6 +329,26 @@ class BatchMatmulOp(NNVMOp):
             )
         ]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        (dy,) = grads
+        a, b = self.lhs, self.rhs
+        ta, tb = self.attr("transpose_a"), self.attr("transpose_b")
+        da = db = None
+        if g.needs(0):  # dA = dY B^T, stored transposed when transpose_a
+            if ta:
+                da = g.op("batch_matmul", b, dy, transpose_a=tb, transpose_b=True)
+            else:
+                da = g.op("batch_matmul", dy, b, transpose_b=not tb)
+            da = g.sum_to(da, shape(a))
+        if g.needs(1):  # dB = A^T dY, stored transposed when transpose_b
+            if tb:
+                db = g.op("batch_matmul", dy, a, transpose_a=True, transpose_b=ta)
+            else:
+                db = g.op("batch_matmul", a, dy, transpose_a=not ta)
+            db = g.sum_to(db, shape(b))
+        return [da, db]
+
 
 # ----------------------------------------------------------------------------------------------
 # Bias and activations with an axis
@@ -324,6 +385,16 @@ class BiasAddOp(NNVMOp):
         x, bias = inputs
         axis = normalize_axis(self.attr("axis"), x.ndim)
         return [b.compute(x.shape, lambda *i: x[i] + bias[i[axis]])]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        (dy,) = grads
+        rank = len(shape(dy))
+        axis = normalize_axis(self.attr("axis"), rank)
+        db = None
+        if g.needs(1):
+            db = g.op("sum", dy, axes=[k for k in range(rank) if k != axis])
+        return [dy, db]
 
 
 class _SoftmaxBase(NNVMOp):
@@ -384,6 +455,13 @@ class SoftmaxOp(_SoftmaxBase):
 
         return [b.compute(x.shape, body)]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """dx = y * (dy - sum(dy * y))."""
+        (dy,) = grads
+        y = self.result
+        dot = g.op("sum", g.op("mul", dy, y), axes=[self.attr("axis")], keepdims=True)
+        return [g.op("mul", y, g.op("sub", dy, dot))]
+
 
 @irdl_op_definition
 class LogSoftmaxOp(_SoftmaxBase):
@@ -405,6 +483,12 @@ class LogSoftmaxOp(_SoftmaxBase):
             return x[i] - m[j] - te.log(s[j])
 
         return [b.compute(x.shape, body)]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """dx = dy - softmax(x) * sum(dy)."""
+        (dy,) = grads
+        total = g.op("sum", dy, axes=[self.attr("axis")], keepdims=True)
+        return [g.op("sub", dy, g.op("mul", g.op("exp", self.result), total))]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -457,6 +541,37 @@ class BatchNormOp(NNVMOp):
             return (x[i] - mean[c]) * scale + beta[c]
 
         return [b.compute(x.shape, body)]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """With the running statistics: y = (x - mean) * gamma * rsqrt(var + eps) + beta."""
+        (dy,) = grads
+        x, gamma, _, mean, var = self.operands
+        rank = len(shape(x))
+        axis = normalize_axis(self.attr("axis"), rank)
+        others = [k for k in range(rank) if k != axis]
+        along = [shape(x)[axis] if k == axis else 1 for k in range(rank)]
+
+        def bc(v: SSAValue) -> SSAValue:
+            return g.op("reshape", v, shape=along)
+
+        rstd = g.op("rsqrt", g.op("add", var, g.scalar(self.attr("epsilon"), var)))
+        centered = g.op("sub", x, bc(mean))
+        out: list[SSAValue | None] = [None] * 5
+        if g.needs(0):
+            out[0] = g.op("mul", dy, bc(g.op("mul", gamma, rstd)))
+        if g.needs(1):
+            xhat = g.op("mul", centered, bc(rstd))
+            out[1] = g.op("sum", g.op("mul", dy, xhat), axes=others)
+        total = g.op("sum", dy, axes=others) if g.needs(2) or g.needs(3) else None
+        out[2] = total if g.needs(2) else None
+        if g.needs(3):
+            assert total is not None
+            out[3] = g.op("neg", g.op("mul", total, g.op("mul", gamma, rstd)))
+        if g.needs(4):
+            rstd3 = g.op("mul", rstd, g.op("mul", rstd, rstd))
+            s = g.op("sum", g.op("mul", dy, centered), axes=others)
+            out[4] = g.op("mul", g.op("mul", s, gamma), g.op("mul", rstd3, g.scalar(-0.5, rstd3)))
+        return out
 
 
 @irdl_op_definition
@@ -520,6 +635,32 @@ class LayerNormOp(NNVMOp):
                 ),
             )
         ]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """xhat = (x - mu) * rstd over axes [axis, rank); dx = rstd * (dxhat - mean(dxhat)
+        - xhat * mean(dxhat * xhat)) with dxhat = dy * gamma."""
+        (dy,) = grads
+        x, gamma, beta = self.operands
+        rank = len(shape(x))
+        axis = normalize_axis(self.attr("axis"), rank)
+        axes = list(range(axis, rank))
+        mu = g.op("mean", x, axes=axes, keepdims=True)
+        centered = g.op("sub", x, mu)
+        var = g.op("mean", g.op("mul", centered, centered), axes=axes, keepdims=True)
+        rstd = g.op("rsqrt", g.op("add", var, g.scalar(self.attr("epsilon"), var)))
+        xhat = g.op("mul", centered, rstd)
+        out: list[SSAValue | None] = [None, None, None]
+        if g.needs(0):
+            dxhat = g.op("mul", dy, gamma)
+            m1 = g.op("mean", dxhat, axes=axes, keepdims=True)
+            m2 = g.op("mean", g.op("mul", dxhat, xhat), axes=axes, keepdims=True)
+            inner = g.op("sub", g.op("sub", dxhat, m1), g.op("mul", xhat, m2))
+            out[0] = g.op("mul", rstd, inner)
+        if g.needs(1):
+            out[1] = g.sum_to(g.op("mul", dy, xhat), shape(gamma))
+        if g.needs(2):
+            out[2] = g.sum_to(dy, shape(beta))
+        return out
 
 
 @irdl_op_definition

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -123,6 +125,23 @@ class PadOp(UnaryTransformOp):
             return v if cond is None else te.select(cond, v, fill)
 
         return [b.compute(shape, body)]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Constant mode: the padding's cotangent is dropped and a crop's comes back as zeros."""
+        if self.attr("mode") != "constant":
+            raise NoGradient(f"pad in mode {self.attr('mode')!r} has no gradient (constant has)")
+        (dy,) = grads
+        out_shape = shape(dy)
+        rank = len(out_shape)
+        pads = self.attr("pads")
+        lo, hi = pads[:rank], pads[rank:]
+        starts = [max(v, 0) for v in lo]
+        ends = [d - max(v, 0) for d, v in zip(out_shape, hi, strict=True)]
+        inner = g.op(
+            "slice", dy, starts=starts, ends=ends, axes=list(range(rank)), steps=[1] * rank
+        )
+        crops = [max(-v, 0) for v in lo] + [max(-v, 0) for v in hi]
+        return [g.op("pad", inner, pads=crops) if any(crops) else inner]
 
 
 PAD_OPS: list[type[NNVMOp]] = [PadOp]

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder
 from nnvm.dialects.nnvm.base import EvalContext, NNVMOp
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te.builder import KernelBuilder, TensorRef
@@ -30,6 +32,9 @@ class PassThroughOp(NNVMOp):
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         return [b.copy(inputs[0], name="")]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [grads[0]]
 
 
 @irdl_op_definition

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -58,6 +60,12 @@ class TransposeOp(UnaryTransformOp):
             return x[src]
 
         return [b.compute(shape, body)]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        perm = self._perm(len(shape(self.input)))
+        inverse = [perm.index(k) for k in range(len(perm))]
+        return [g.op("transpose", grads[0], perm=inverse)]
 
 
 @irdl_op_definition

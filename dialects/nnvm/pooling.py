@@ -11,9 +11,11 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import NoGradient, VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -23,7 +25,7 @@ from nnvm.dialects.nnvm.base import (
     str_prop,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_bool, is_float
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float, numpy_dtype_of
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
@@ -184,6 +186,49 @@ class _Pool2DOp(_LayoutOp):
 
         return out, kh, kw, read
 
+    # -- gradients: one strided view and one scatter per window tap ---------------------------
+
+    def _canonical_for_vjp(self) -> None:
+        if self.attr("layout") != "NCHW":
+            raise NoGradient(f"{self.name} in layout {self.attr('layout')} has no gradient")
+
+    def _tap(self, g: VJPBuilder, x: SSAValue, th: int, tw: int, fill: float) -> SSAValue:
+        """The input element that tap (th, tw) of every window reads: [N, C, OH, OW]."""
+        (_, _), (sh, sw), pad, (dh, dw) = self._window()
+        n, c, h, w = shape(x)
+        oh, ow = shape(self.result)[2:]
+        need_h = (oh - 1) * sh + th * dh + 1
+        need_w = (ow - 1) * sw + tw * dw + 1
+        hi_h, hi_w = max(0, need_h - h - pad[0]), max(0, need_w - w - pad[1])
+        pads = [0, 0, pad[0], pad[1], 0, 0, hi_h, hi_w]
+        padded = g.op("pad", x, pads=pads, value=fill) if any(pads) else x
+        return g.op(
+            "slice",
+            padded,
+            starts=[th * dh, tw * dw],
+            ends=[need_h, need_w],
+            axes=[2, 3],
+            steps=[sh, sw],
+        )
+
+    def _scatter(self, g: VJPBuilder, v: SSAValue, th: int, tw: int) -> SSAValue:
+        """The adjoint of `_tap`: v [N, C, OH, OW] placed where tap (th, tw) read, zeros
+        elsewhere, cropped to the input."""
+        (_, _), (sh, sw), pad, (dh, dw) = self._window()
+        n, c, h, w = shape(self.data)
+        oh, ow = shape(v)[2:]
+        if sh > 1 or sw > 1:
+            v = g.op("reshape", v, shape=[n, c, oh, 1, ow, 1])
+            v = g.op("pad", v, pads=[0, 0, 0, 0, 0, 0, 0, 0, 0, sh - 1, 0, sw - 1])
+            v = g.op("reshape", v, shape=[n, c, oh * sh, ow * sw])
+        lo_h, lo_w = th * dh - pad[0], tw * dw - pad[1]
+        hi_h, hi_w = h - (oh * sh + lo_h), w - (ow * sw + lo_w)
+        return g.op("pad", v, pads=[0, 0, lo_h, lo_w, 0, 0, hi_h, hi_w])
+
+    def _taps(self) -> list[tuple[int, int]]:
+        (kh, kw), *_ = self._window()
+        return [(a, b) for a in range(kh) for b in range(kw)]
+
 
 def _lowest(dtype: np.dtype) -> np.generic:
     if np.issubdtype(dtype, np.floating):
@@ -222,6 +267,23 @@ class MaxPool2DOp(_Pool2DOp):
             return x[src] if cond is None else te.select(cond, x[src], lowest)
 
         return [b.reduce(out, "max", (kh, kw), body, reduce_axes=("kh", "kw"), template="pool")]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Each window's cotangent goes to its first tap that holds the maximum."""
+        self._canonical_for_vjp()
+        (dy,) = grads
+        x = self.data
+        lowest = float(np.finfo(numpy_dtype_of(x.type.element_type)).min)
+        zero = g.scalar(0.0, dy)
+        taken: SSAValue | None = None
+        dx: SSAValue | None = None
+        for th, tw in self._taps():
+            hit = g.op("equal", self._tap(g, x, th, tw, lowest), self.result)
+            first = hit if taken is None else g.op("logical_and", hit, g.op("logical_not", taken))
+            taken = hit if taken is None else g.op("logical_or", taken, hit)
+            part = self._scatter(g, g.op("where", first, dy, zero), th, tw)
+            dx = part if dx is None else g.op("add", dx, part)
+        return [dx]
 
 
 @irdl_op_definition
@@ -299,6 +361,24 @@ class AvgPool2DOp(_Pool2DOp):
 
         return count
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Each window's cotangent, divided by its divisor, goes to every tap inside the input."""
+        self._canonical_for_vjp()
+        (dy,) = grads
+        (kh, kw), (sh, sw), pad, (dh, dw) = self._window()
+        h, w = shape(self.data)[2:]
+        oh, ow = shape(dy)[2:]
+        _, in_h, pad_h = _window_index(h, oh, kh, sh, pad[0], pad[2], dh)
+        _, in_w, pad_w = _window_index(w, ow, kw, sw, pad[1], pad[3], dw)
+        ch, cw = (pad_h, pad_w) if self.attr("count_include_pad") else (in_h, in_w)
+        count = np.maximum(ch.sum(axis=1)[:, None] * cw.sum(axis=1)[None, :], 1)
+        share = g.op("div", dy, g.constant(count, dy))
+        dx: SSAValue | None = None
+        for th, tw in self._taps():
+            part = self._scatter(g, share, th, tw)
+            dx = part if dx is None else g.op("add", dx, part)
+        return [dx]
+
 
 class _GlobalPool2DOp(_LayoutOp):
     """Pooling over all of H and W: [N, C, H, W] -> [N, C, 1, 1] (in the op's layout)."""
@@ -360,6 +440,15 @@ class GlobalAvgPool2DOp(_GlobalPool2DOp):
         total, count = self._te_reduce(b, x, "sum")
         return [b.compute(total.shape, lambda *i: te.cast(total[i] * (1.0 / count), x.dtype))]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        if self.attr("layout") != "NCHW":
+            raise NoGradient(f"{self.name} in layout {self.attr('layout')} has no gradient")
+        (dy,) = grads
+        src = shape(self.data)
+        share = g.op("mul", dy, g.scalar(1.0 / (src[2] * src[3]), dy))
+        return [g.op("broadcast_to", share, shape=list(src))]
+
 
 @irdl_op_definition
 class GlobalMaxPool2DOp(_GlobalPool2DOp):
@@ -375,6 +464,19 @@ class GlobalMaxPool2DOp(_GlobalPool2DOp):
         (x,) = inputs
         m, _ = self._te_reduce(b, x, "max")
         return [m]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """To the elements equal to the maximum, shared by ties."""
+        if self.attr("layout") != "NCHW":
+            raise NoGradient(f"{self.name} in layout {self.attr('layout')} has no gradient")
+        (dy,) = grads
+        x = self.data
+        src = shape(x)
+        hit = g.op("equal", x, g.op("broadcast_to", self.result, shape=list(src)))
+        ones = g.op("cast", hit, to=str(numpy_dtype_of(x.type.element_type)))
+        ties = g.op("sum", ones, axes=[2, 3], keepdims=True)
+        share = g.op("broadcast_to", g.op("div", dy, ties), shape=list(src))
+        return [g.op("where", hit, share, g.scalar(0.0, share))]
 
 
 POOLING_OPS: list[type[NNVMOp]] = [

@@ -6,14 +6,17 @@ ONNX's noop_with_empty_axes), so a frontend never has to guess what "no axes" me
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -24,7 +27,7 @@ from nnvm.dialects.nnvm.base import (
     normalize_axis,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_bool, is_float
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float, numpy_dtype_of
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
@@ -112,6 +115,24 @@ class ReduceOp(NNVMOp):
             return [b.copy(x)]
         return [self.te_reduce(b, x, axes)]
 
+    def spread(self, g: VJPBuilder, v: SSAValue) -> SSAValue:
+        """A reduced value broadcast back over the input's shape."""
+        src = shape(self.data)
+        axes = self.normalized_axes(len(src))
+        kept = reduced_shape(src, axes, True)
+        if shape(v) != kept:
+            v = g.op("reshape", v, shape=list(kept))
+        return v if kept == src else g.op("broadcast_to", v, shape=list(src))
+
+    def _extreme_vjp(self, g: VJPBuilder, dy: SSAValue) -> list[SSAValue | None]:
+        """max/min: the cotangent goes to the elements equal to the result, shared by ties."""
+        x = self.data
+        hit = g.op("equal", x, self.spread(g, self.result))
+        ones = g.op("cast", hit, to=str(numpy_dtype_of(x.type.element_type)))
+        ties = g.op("sum", ones, axes=list(self.normalized_axes(len(shape(x)))), keepdims=True)
+        share = g.op("div", self.spread(g, dy), self.spread(g, ties))
+        return [g.op("where", hit, share, g.scalar(0.0, share))]
+
 
 def _wide(x: np.ndarray) -> np.ndarray:
     if np.issubdtype(x.dtype, np.floating):
@@ -127,6 +148,9 @@ class ReduceSumOp(ReduceOp):
 
     def reduce(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return np.sum(_wide(x), axis=axes)
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [self.spread(g, grads[0])]
 
 
 @irdl_op_definition
@@ -161,6 +185,12 @@ class ReduceMeanOp(ReduceOp):
             return b.compute(total.shape, lambda *i: te.cast(total[i] * (1.0 / count), x.dtype))
         return b.compute(total.shape, lambda *i: te.cast(total[i] / count, x.dtype))
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        src = shape(self.data)
+        count = math.prod(src[a] for a in self.normalized_axes(len(src)))
+        dy = g.op("mul", grads[0], g.scalar(1.0 / max(count, 1), grads[0]))
+        return [self.spread(g, dy)]
+
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
@@ -172,6 +202,9 @@ class ReduceMaxOp(ReduceOp):
 
     TE_KIND: ClassVar[str] = "max"
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return self._extreme_vjp(g, grads[0])
+
 
 @irdl_op_definition
 class ReduceMinOp(ReduceOp):
@@ -182,6 +215,9 @@ class ReduceMinOp(ReduceOp):
         return np.min(x, axis=axes)
 
     TE_KIND: ClassVar[str] = "min"
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return self._extreme_vjp(g, grads[0])
 
 
 @irdl_op_definition

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.traits import Pure
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -54,6 +56,10 @@ class BroadcastToOp(UnaryTransformOp):
         (x,) = inputs
         return [b.compute(self.attr("shape"), lambda *i: x[topi.broadcast_index(i, x.shape)])]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+
+        return [g.sum_to(grads[0], shape(self.input))]
+
 
 @irdl_op_definition
 class TileOp(UnaryTransformOp):
@@ -86,6 +92,17 @@ class TileOp(UnaryTransformOp):
                 ],
             )
         ]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        """Each input element is repeated: sum the copies, axis by axis ([r, d] -> [d])."""
+        src = shape(self.input)
+        reps = [int(r) for r in self.attr("repeats")]
+        split: list[int] = []
+        for r, d in zip(reps, src, strict=True):
+            split += [r, d]
+        dy = g.op("reshape", grads[0], shape=split)
+        dx = g.op("sum", dy, axes=list(range(0, 2 * len(src), 2)))
+        return [dx]
 
 
 REPEAT_OPS: list[type[NNVMOp]] = [BroadcastToOp, TileOp]

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition
 
+from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
     EvalContext,
     NNVMOp,
@@ -50,6 +52,9 @@ class ReshapeOp(UnaryTransformOp):
         (x,) = inputs
         return [te_reshape(b, x, tuple(self.attr("shape")))]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [g.op("reshape", grads[0], shape=list(shape(self.input)))]
+
 
 @irdl_op_definition
 class FlattenOp(UnaryTransformOp):
@@ -80,6 +85,9 @@ class FlattenOp(UnaryTransformOp):
         out = self.infer_result_types([x.type])[0]
         return [te_reshape(b, x, tuple(out.get_shape()))]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [g.op("reshape", grads[0], shape=list(shape(self.input)))]
+
 
 @irdl_op_definition
 class SqueezeOp(UnaryTransformOp):
@@ -108,6 +116,9 @@ class SqueezeOp(UnaryTransformOp):
         (x,) = inputs
         return [te_reshape(b, x, tuple(self.infer_result_types([x.type])[0].get_shape()))]
 
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [g.op("reshape", grads[0], shape=list(shape(self.input)))]
+
 
 @irdl_op_definition
 class ExpandDimsOp(UnaryTransformOp):
@@ -135,6 +146,9 @@ class ExpandDimsOp(UnaryTransformOp):
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
         return [te_reshape(b, x, tuple(self.infer_result_types([x.type])[0].get_shape()))]
+
+    def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
+        return [g.op("reshape", grads[0], shape=list(shape(self.input)))]
 
 
 def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:
