@@ -5,8 +5,8 @@ carries from step to step."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-import numpy as np
 from xdsl.ir import SSAValue
 
 from nnvm.passes.gradient import GraphBuilder
@@ -17,9 +17,9 @@ class Optimizer:
     lr: float = 0.01
 
     #: Names of the per-param state slots (each has the param's shape, starts at zero).
-    SLOTS: tuple[str, ...] = ()
+    SLOTS: ClassVar[tuple[str, ...]] = ()
     #: Whether the update reads the step number `t` (1, 2, ...), a rank-0 input of the step.
-    USES_STEP: bool = False
+    USES_STEP: ClassVar[bool] = False
 
     def update(
         self,
@@ -42,9 +42,9 @@ class SGD(Optimizer):
     momentum: float = 0.0
     weight_decay: float = 0.0
 
-    @property
-    def SLOTS(self) -> tuple[str, ...]:  # noqa: N802 - the class-level name of the contract
-        return ("momentum",) if self.momentum else ()
+    def __post_init__(self) -> None:
+        # the momentum buffer is state only when there is momentum
+        object.__setattr__(self, "SLOTS", ("momentum",) if self.momentum else ())
 
     def update(self, g, w, grad, slots, t):
         if self.weight_decay:
@@ -67,8 +67,8 @@ class Adam(Optimizer):
     beta2: float = 0.999
     eps: float = 1e-8
 
-    SLOTS: tuple[str, ...] = ("m", "v")
-    USES_STEP: bool = True
+    SLOTS: ClassVar[tuple[str, ...]] = ("m", "v")
+    USES_STEP: ClassVar[bool] = True
 
     def update(self, g, w, grad, slots, t):
         assert t is not None
@@ -85,7 +85,3 @@ class Adam(Optimizer):
         denom = g.op("add", g.op("sqrt", v), g.scalar(self.eps, v))
         new_w = g.op("sub", w, g.op("mul", g.op("div", m, denom), lr_t))
         return new_w, [m, v]
-
-
-def zeros_like(array: np.ndarray) -> np.ndarray:
-    return np.zeros_like(array)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,7 +146,8 @@ class TrainStep:
 
 def fit(
     step: TrainStep,
-    batches: Iterable[Mapping[str, np.ndarray]] | callable,
+    batches: Iterable[Mapping[str, np.ndarray]]
+    | Callable[[int], Iterable[Mapping[str, np.ndarray]]],
     epochs: int = 1,
     progress: bool = True,
 ) -> list[float]:
@@ -159,13 +160,16 @@ def fit(
         t0 = time.perf_counter()
         for k, batch in enumerate(data):
             losses.append(step(**batch))
-            if progress:
+            if progress and sys.stderr.isatty():
                 done = int(30 * (k + 1) / len(data))
                 sys.stderr.write(
                     f"\repoch {epoch + 1}/{epochs} [{'=' * done}{' ' * (30 - done)}] "
                     f"loss {np.mean(losses):.4f}"
                 )
         if progress:
-            sys.stderr.write(f" ({time.perf_counter() - t0:.2f} s)\n")
+            sys.stderr.write(
+                f"\repoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f} "
+                f"({len(data)} steps, {time.perf_counter() - t0:.2f} s)\n"
+            )
         history.append(float(np.mean(losses)) if losses else float("nan"))
     return history
