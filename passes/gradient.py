@@ -68,6 +68,8 @@ class GraphBuilder:
         return self._insert(cls.make(*operands, **props)).results
 
     def op(self, name: str, *operands: SSAValue, **props: object) -> SSAValue:
+        if name in ("reshape", "broadcast_to") and _shape(operands[0]) == tuple(props["shape"]):
+            return operands[0]  # a no-op: emit nothing
         return self.ops(name, *operands, **props)[0]
 
     def constant(self, value: object, like: SSAValue) -> SSAValue:
@@ -153,19 +155,17 @@ def differentiate(
         if any(r in reach for r in op.results):
             path.append(op)
             reach.update(o for o in op.operands if o in live)
-    missing = sorted(
-        {
-            op.name
-            for op in path
-            if not isinstance(op, NNVMOp) or not op.has_gradient()
-            if not isinstance(op, ParamOp)
-        }
-    )
-    if missing:
-        raise UserError(
+    lacking = [
+        op
+        for op in reversed(path)
+        if not isinstance(op, ParamOp) and not (isinstance(op, NNVMOp) and op.has_gradient())
+    ]
+    if lacking:
+        raise DiagnosticError(
+            lacking[0],
             "gradient: no vector-Jacobian product for "
-            + ", ".join(missing)
-            + " (on the path from the differentiated leaves to the loss)"
+            + ", ".join(sorted({op.name for op in lacking}))
+            + " (on the path from the differentiated leaves to the loss)",
         )
 
     g = GraphBuilder(block, ret)

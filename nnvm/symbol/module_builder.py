@@ -16,6 +16,7 @@ from nnvm.dialects.nnvm.base import ShapeError, tensor
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
 from nnvm.passes.gradient import differentiate
+from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.symbol.symbol import Symbol, SymbolError, _Node, _walk
 
@@ -135,7 +136,7 @@ def build_module(
         leaves = [s._node.props["wrt"] for s in grads]
         try:
             differentiate(module, leaves, loss=len(wanted) - 1)
-        except NoGradient as err:
+        except (NoGradient, DiagnosticError) as err:
             raise SymbolError(str(err)) from None
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
