@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nnvm.dialects.nnvm.autodiff import RECOMPUTE
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
@@ -227,6 +228,8 @@ class FuseOpsPass(ModulePass):
                 else:
                     kernel.erase()
                 call = func.CallOp(name, inputs, [r.type for r in group.output.results])
+                if any(RECOMPUTE in member.attributes for member in group.ops):
+                    call.attributes[RECOMPUTE] = UnitAttr()  # CSE keeps the recomputation
                 Rewriter.insert_op(call, InsertPoint.before(group.output))
                 for old, new in zip(group.output.results, call.results, strict=True):
                     new.name_hint = old.name_hint

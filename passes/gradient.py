@@ -21,12 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnvm.dialects.nnvm import ALL_OPS
-from nnvm.dialects.nnvm.autodiff import NoGradient
+from nnvm.dialects.nnvm.autodiff import RECOMPUTE, NoGradient
 from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.dtypes import is_float, numpy_dtype_of
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
@@ -124,10 +131,51 @@ def _leaves(fn: func.FuncOp, wrt: Sequence[str] | None) -> dict[str, SSAValue]:
     return out
 
 
+def _segments(
+    path: list[Operation], checkpoint: int
+) -> tuple[dict[Operation, int], list[list[Operation]]]:
+    """The forward ops of the path in `checkpoint` runs of about equal length (0: none; -1:
+    about sqrt(n) runs, the sublinear schedule). Only the last run keeps its activations."""
+    forward = [op for op in reversed(path) if not isinstance(op, ParamOp)]
+    n = len(forward)
+    k = int(round(np.sqrt(n))) if checkpoint < 0 else checkpoint
+    if k <= 1 or n < 2:
+        return {}, []
+    k = min(k, n)
+    bounds = [round(i * n / k) for i in range(k + 1)]
+    segments = [forward[bounds[i] : bounds[i + 1]] for i in range(k)]
+    return {op: j for j, seg in enumerate(segments) for op in seg}, segments
+
+
+def _recompute(g: GraphBuilder, segment: list[Operation]) -> dict[Operation, Operation]:
+    """Copies of a segment's ops, emitted at the backward pass's current point, reading the
+    kept values before the segment and each other's results."""
+    mapper: dict[SSAValue, SSAValue] = {}
+    copies: dict[Operation, Operation] = {}
+    for op in segment:
+        copy = op.clone(value_mapper=mapper)
+        copy.attributes[RECOMPUTE] = UnitAttr()
+        g._insert(copy)
+        for old, new in zip(op.results, copy.results, strict=True):
+            mapper[old] = new
+            new.name_hint = old.name_hint and f"{old.name_hint}_re"
+        copies[op] = copy
+    return copies
+
+
 def differentiate(
-    module: ModuleOp, wrt: Sequence[str] | None = None, loss: int = 0, function: str = "main"
+    module: ModuleOp,
+    wrt: Sequence[str] | None = None,
+    loss: int = 0,
+    function: str = "main",
+    checkpoint: int = 0,
 ) -> Gradient:
-    """Append d(loss)/d(leaf) for each leaf to `function`'s results (see the module doc)."""
+    """Append d(loss)/d(leaf) for each leaf to `function`'s results (see the module doc).
+
+    `checkpoint` > 1 splits the forward ops on the path into that many segments (-1: about
+    sqrt(n)); the backward pass then recomputes each segment from the values kept at its
+    start instead of keeping its activations (Chen et al. 2016: O(sqrt n) activation memory for
+    one extra forward pass)."""
     fn = find_function(module, function)
     block = fn.body.block
     ret = block.last_op
@@ -170,14 +218,20 @@ def differentiate(
 
     g = GraphBuilder(block, ret)
     cotangent: dict[SSAValue, SSAValue] = {target: g.constant(np.ones(_shape(target)), target)}
+    segment_of, segments = _segments(path, checkpoint)
+    recomputed: dict[Operation, Operation] = {}
     for op in path:
         if isinstance(op, ParamOp):
             continue
         assert isinstance(op, NNVMOp)
+        j = segment_of.get(op)
+        if j is not None and j < len(segments) - 1 and op not in recomputed:
+            recomputed.update(_recompute(g, segments[j]))
+        acting = recomputed.get(op, op)  # the VJP reads the recomputed values
         grads = [cotangent.get(r) or g.zeros(r) for r in op.results]
         g._needs = [o in reach for o in op.operands]
         try:
-            outs = op.vjp(g, grads)
+            outs = acting.vjp(g, grads)  # type: ignore[attr-defined]
         except NoGradient as err:
             raise DiagnosticError(op, f"gradient: {err}") from None
         if len(outs) != len(op.operands):
@@ -222,7 +276,10 @@ class GradientPass(ModulePass):
     """Comma-separated param or argument names; empty: every floating-point param."""
     loss: int = 0
     """Which result of @main is the loss."""
+    checkpoint: int = 0
+    """Recompute the forward pass in this many segments during backward (-1: about sqrt(n);
+    0: keep every activation)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         wrt = [w.strip() for w in self.wrt.split(",") if w.strip()] or None
-        differentiate(op, wrt, self.loss)
+        differentiate(op, wrt, self.loss, checkpoint=self.checkpoint)

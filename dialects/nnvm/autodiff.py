@@ -17,6 +17,10 @@ from typing import Protocol
 
 from xdsl.ir import SSAValue
 
+RECOMPUTE = "nnvm.recompute"
+"""Marks an op the backward pass recomputes (checkpointing): CSE must not merge it with the
+forward op it copies, or the saving is gone; fuse carries the mark onto the kernel call."""
+
 
 class NoGradient(Exception):
     """An op (or one configuration of it) that has no vector-Jacobian product; the message says

@@ -82,3 +82,29 @@ def test_digits_cnn_reaches_95_percent(tmp_path):
         sys.path.pop(0)
     result = train_digits.train(epochs=8, progress=False)
     assert result["accuracy"] >= 0.95, result["history"]
+
+
+@pytest.mark.parametrize("segments", [2, 3, -1])
+def test_checkpointed_gradients_equal_the_plain_ones(segments):
+    """Recomputing segments in the backward pass changes where values come from, not what
+    the gradients are (the op-by-op reference run of both modules)."""
+    from nnvm.passes.gradient import differentiate
+
+    rng = np.random.default_rng(6)
+    x = sym.Variable("x", shape=(4, 6))
+    h = x
+    params = {}
+    for i in range(5):
+        h = h + sym.tanh(sym.dense(h, sym.Variable(f"w{i}")))
+        params[f"w{i}"] = (rng.standard_normal((6, 6)) * 0.3).astype("f4")
+    loss = sym.mean(h * h, axes=[0, 1])
+    feeds = {"x": rng.standard_normal((4, 6)).astype("f4")}
+    results = []
+    for k in (0, segments):
+        module, used = loss.to_module(params=params)
+        differentiate(module, checkpoint=k)
+        text = str(module)
+        assert ("nnvm.recompute" in text) == (k != 0)
+        results.append(run_reference(module, used, feeds))
+    for plain, recomputed in zip(*results, strict=True):
+        np.testing.assert_array_equal(plain, recomputed)
