@@ -601,13 +601,19 @@ class DebugGraphModule(GraphModule):
 
 def create(
     graph: GraphLike,
-    lib: Module | str | os.PathLike,
-    device: Device | None = None,
+    lib: Module | str | os.PathLike | Any,
+    device: Device | Any | None = None,
     debug: bool = False,
-) -> GraphModule:
+) -> GraphModule | Any:
     """A runnable model from build's graph and library. `graph` may also be the graph's JSON
     text or the path of a graph.json (str or PathLike), `lib` the path of an exported library.
-    `debug=True`: kernel by kernel, with `profile()` and `check()`."""
+    `debug=True`: kernel by kernel, with `profile()` and `check()`. A device or library that
+    lives in another process (nnvm.rpc's `remote.cpu(0)`, `remote.load_module(name)`) builds
+    the module there through its `create_graph_module(graph, lib, device, debug)`."""
+    for owner in (device, lib):
+        elsewhere = getattr(owner, "create_graph_module", None)
+        if elsewhere is not None:
+            return elsewhere(graph, lib, device, debug)
     cls = DebugGraphModule if debug else GraphModule
     return cls(graph, lib, device)
 
