@@ -95,11 +95,26 @@ class RemoteSession:
             raise RPCConnectionError("the session is closed")
         self.next_id += 1
         header = {**header, "id": self.next_id}
-        if stream is not None:
-            protocol.send_header_then_stream(self.sock, header, size, stream)
-        else:
-            protocol.send_message(self.sock, header, body)
+        try:
+            if stream is not None:
+                protocol.send_header_then_stream(self.sock, header, size, stream)
+            else:
+                protocol.send_message(self.sock, header, body)
+        except RPCConnectionError:
+            raise self._parting_error() from None
         return self.next_id
+
+    def _parting_error(self) -> RPCError:
+        """Why the server closed: the final error it sent before hanging up, if any."""
+        self.closed = True
+        try:
+            self.sock.settimeout(2.0)
+            reply, _ = protocol.recv_message(self.sock, self.limits)
+        except RPCError:
+            return RPCConnectionError("the server closed the session")
+        if "error" in reply:
+            return error_from_wire(reply["error"])
+        return RPCConnectionError("the server closed the session")
 
     def _reply(self, rid: int) -> tuple[dict, bytes]:
         try:
