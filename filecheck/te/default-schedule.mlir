@@ -1,7 +1,8 @@
 // apply-default-schedule writes each te kernel's schedule as IR, chosen by its stages' kinds.
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0} | filecheck %s
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule{min_parallel_work=0},lower-te-to-loops | filecheck %s --check-prefix=LOOPS
-// RUN: nnvm-opt %s --split-input-file -p lower-to-te,apply-default-schedule | filecheck %s --check-prefix=SMALL
+// The target is pinned (AVX2: 8 f32 lanes) so the checks hold on any host.
+// RUN: nnvm-opt %s --split-input-file -p 'lower-to-te,apply-default-schedule{min_parallel_work=0 target="llvm -mcpu=x86-64-v3"}' | filecheck %s
+// RUN: nnvm-opt %s --split-input-file -p 'lower-to-te,apply-default-schedule{min_parallel_work=0 target="llvm -mcpu=x86-64-v3"},lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | filecheck %s --check-prefix=LOOPS
+// RUN: nnvm-opt %s --split-input-file -p 'lower-to-te,apply-default-schedule{target="llvm -mcpu=x86-64-v3"}' | filecheck %s --check-prefix=SMALL
 
 // An elementwise chain: producers inlined, axes fused, native-width vectors, parallel outer.
 // CHECK-LABEL: func.func private @fused_add_exp_mul

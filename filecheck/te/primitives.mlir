@@ -1,5 +1,5 @@
 // Each schedule primitive's effect on the loop nest that lower-te-to-loops emits.
-// RUN: nnvm-opt %s --split-input-file -p lower-te-to-loops | filecheck %s
+// RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | filecheck %s
 
 // No schedule: one loop per axis, the reduction initialised just outside its loop. Kernels
 // take memrefs, inputs then outputs, and return nothing (the kernel ABI).
