@@ -118,10 +118,14 @@ class Server:
             return
         self.count += 1
         work = tempfile.mkdtemp(prefix=f"session-{self.count}-", dir=self.root)
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the session process
             code = 7
             try:
+                _die_with_parent()
+                if os.getppid() != parent:  # the server died before the line above
+                    os._exit(EXIT_OK)
                 self.listener.close()
                 for child in self.children.values():
                     child.sock.close()
@@ -213,6 +217,17 @@ class Server:
         if self.own_root:
             shutil.rmtree(self.root, ignore_errors=True)
         log.info("nnvm-rpc stopped after %d sessions", self.stats["sessions"])
+
+
+def _die_with_parent() -> None:
+    """A session must not outlive its server (Linux: PR_SET_PDEATHSIG), else a killed server
+    would leave sessions running that no one reaps."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def tls_server_context(cert: str, key: str) -> ssl.SSLContext:
