@@ -162,6 +162,10 @@ def plan_function(fn: func.FuncOp, module: ModuleOp) -> tuple[int, int, int]:
             continue  # no storage of its own; its input's liveness covers its readers
         results = [r for r in op.results if planned(r)]
         if not results:
+            # a graph output (or a source): nothing to place, but what it reads last dies here
+            for v in dict.fromkeys(base(o) for o in op.operands if planned(base(o))):
+                if last_use.get(v) == position[op] and v in storage_of:
+                    planner.release(storage_of[v])
             continue
         for r in results:
             if not isinstance(r.type, TensorType):
