@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.ir import OpResult
 
 from nnvm.compiler.build import build
 from nnvm.dialects.nnvm.base import tensor
@@ -33,13 +34,16 @@ def _names(names: list[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({"nnvm.name": StringAttr(n)}) for n in names])
 
 
-def train_module(loss: Symbol, params: Mapping[str, np.ndarray], optimizer: Optimizer):
-    """The train step's graph-level module, and its argument names in order."""
+def train_module(
+    loss: Symbol, params: Mapping[str, np.ndarray], optimizer: Optimizer, checkpoint: int = 0
+):
+    """The train step's graph-level module, and its argument names in order (`checkpoint`:
+    the gradient pass's recomputation segments, -1 for about sqrt(n))."""
     module, used = loss.to_module(params=params)
     unused = sorted(set(params) - set(used))
     if unused:
         raise UserError(f"train step: params not used by the loss: {unused}")
-    differentiate(module)  # every float param
+    differentiate(module, checkpoint=checkpoint)  # every float param
     fn = find_function(module)
     block = fn.body.block
     names = argument_names(fn)
@@ -49,7 +53,6 @@ def train_module(loss: Symbol, params: Mapping[str, np.ndarray], optimizer: Opti
     param_ops = [op for op in block.ops if isinstance(op, ParamOp)]
     if len(grads) != len(param_ops):
         raise AssertionError("one gradient per float param")
-    g = GraphBuilder(block, ret)
     t = None
     if optimizer.USES_STEP:
         t = block.insert_arg(tensor((), loss_value.type.element_type), len(block.args))
@@ -63,7 +66,11 @@ def train_module(loss: Symbol, params: Mapping[str, np.ndarray], optimizer: Opti
         for slot in optimizer.SLOTS:
             slots.append(block.insert_arg(arg.type, len(block.args)))
             names_here.append(f"{op.key}.{slot}")
-        w, updated = optimizer.update(g, arg, grad, slots, t)
+        # the update goes right after the gradient is complete, so the gradient dies there
+        # instead of staying live to the end of the backward pass
+        at = grad.owner.next_op if isinstance(grad, OpResult) else None
+        here = GraphBuilder(block, at if at is not None else ret)
+        w, updated = optimizer.update(here, arg, grad, slots, t)
         new_params.append((op.key, arg, w))
         new_slots.extend(updated)
         slot_names.extend(names_here)
@@ -94,17 +101,23 @@ class TrainStep:
     params: dict[str, np.ndarray]
     optimizer: Optimizer = field(default_factory=SGD)
     target: str = "llvm"
+    checkpoint: int = 0
+    """Recompute the forward pass in this many segments during backward (-1: about sqrt(n)):
+    less activation memory for one more forward pass."""
     compile_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         self.params = {k: np.array(v, copy=True) for k, v in self.params.items()}
         t0 = time.perf_counter()
         module, self.param_names, self.slot_names, self.input_names = train_module(
-            self.loss, self.params, self.optimizer
+            self.loss, self.params, self.optimizer, self.checkpoint
         )
-        graph, lib, _ = build(module, target=self.target, params={})
+        graph, lib, folded = build(module, target=self.target, params={})
         self.compile_seconds = time.perf_counter() - t0
         self.runtime = graph_runtime.create(graph, lib)
+        self.arena_bytes = graph.arena_bytes
+        if folded:  # constants the build folded (broadcast seeds, transposed constants)
+            self.runtime.set_input(**folded)
         self.slots = {
             f"{k}.{slot}": np.zeros_like(self.params[k])
             for k in self.param_names
