@@ -72,9 +72,14 @@ def server_factory(tmp_path):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     s = ServerProcess(tmp_path_factory.mktemp("rpc-server"))
+    pid = s.proc.pid
     yield s
+    assert s.proc.poll() is None and s.proc.pid == pid, "the server restarted or died"
     assert s.stop() == 0
     assert s.sessions() == [], "session dirs were left behind"
+    if os.environ.get("NNVM_RPC_TEST_LOG"):  # for counting sessions and endings
+        with open(os.environ["NNVM_RPC_TEST_LOG"], "a") as f:
+            f.write(s.log_text())
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,10 @@ work dir is left behind."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -381,3 +383,80 @@ def test_fifty_concurrent_clients(server, model, tmp_path):
         time.sleep(0.1)
     assert server.sessions() == [] and _children(server.proc.pid) == []
     assert server.proc.poll() is None
+
+
+def test_a_symlink_in_the_work_dir_is_not_followed(server, tmp_path):
+    with rpc.connect("127.0.0.1", server.port) as remote:
+        (session,) = server.sessions()  # plant a link as a local attacker might
+        os.symlink("/etc/passwd", server.work / session / "link.so")
+        with pytest.raises(rpc.RPCRemoteError, match="cannot open 'link.so'"):
+            remote.download("link.so")
+        with pytest.raises(rpc.RPCRemoteError, match="cannot open 'link.so'"):
+            remote.load_module("link.so")
+        src = tmp_path / "f.bin"
+        src.write_bytes(b"x")
+        with pytest.raises(rpc.RPCRemoteError, match="not a regular file"):
+            remote.upload(src, target_name="link.so")
+        assert remote.listdir() == []
+    assert Path("/etc/passwd").stat().st_size > 1
+
+
+def test_a_client_that_disconnects_mid_body(server):
+    with _raw(server.port) as s:
+        _hello(s)
+        head = json.dumps({"op": "upload", "id": 1, "name": "part.so", "nbody": 1000}).encode()
+        s.sendall(protocol.FRAME.pack(len(head), protocol.KIND_HEADER) + head)
+        s.sendall(protocol.FRAME.pack(1000, protocol.KIND_BODY) + b"x" * 10)
+    _still_serving(server.port)
+
+
+def _fuzz(port: int, cases: int, seed: int) -> dict[str, int]:
+    """Random frames after a good handshake: every case gets an error frame or a close, never a
+    hang; returns how each case ended."""
+    rng = np.random.default_rng(seed)
+    ends = {"error": 0, "closed": 0, "answered": 0}
+    for _ in range(cases):
+        with _raw(port) as s:
+            s.settimeout(10)
+            _hello(s)
+            kind = int(rng.integers(0, 4))
+            if kind == 0:
+                data = rng.bytes(int(rng.integers(1, 64)))
+            elif kind == 1:  # a plausible header with random fields
+                fields = {
+                    "op": str(rng.choice(["upload", "array", "graph_run", "download", "x"])),
+                    "id": int(rng.integers(0, 9)),
+                    "name": rng.bytes(4).hex(),
+                    "dtype": str(rng.choice(["float32", "int8", "object"])),
+                    "shape": [int(d) for d in rng.integers(-2, 4, size=2)],
+                    "nbody": int(rng.integers(0, 3)),
+                }
+                head = json.dumps(fields).encode()
+                data = protocol.FRAME.pack(len(head), 1) + head
+                data += b"".join(protocol.FRAME.pack(1, 2) + b"z" for _ in range(fields["nbody"]))
+            elif kind == 2:
+                data = struct.pack(">IB", int(rng.integers(0, 2**32)), int(rng.integers(0, 256)))
+            else:
+                head = rng.bytes(int(rng.integers(1, 32)))
+                data = protocol.FRAME.pack(len(head), 1) + head
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            try:
+                header, _ = protocol.recv_message(s, protocol.Limits())
+                ends["error" if "error" in header else "answered"] += 1
+            except rpc.RPCConnectionError:
+                ends["closed"] += 1
+    return ends
+
+
+def test_random_frames_fast(server):
+    ends = _fuzz(server.port, 40, seed=1)
+    assert sum(ends.values()) == 40
+    _still_serving(server.port)
+
+
+@pytest.mark.slow
+def test_random_frames_sweep(server):
+    ends = _fuzz(server.port, 2000, seed=2)
+    assert sum(ends.values()) == 2000
+    _still_serving(server.port)
