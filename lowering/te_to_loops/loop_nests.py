@@ -163,6 +163,8 @@ class LoopNestEmitter(VectorEmitter):
 
             is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
             self.emit_if(is_full, unguarded, guarded_each)
+        elif ann is not None and ann.startswith("bind(") and mode == "main":
+            self.emit_bound(leaf, static, ub_dyn, inner)
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
             self.emit_parallel(
                 leaf,
@@ -179,6 +181,17 @@ class LoopNestEmitter(VectorEmitter):
             self.emit_for(
                 leaf, self.index(0), ub_dyn or self.index(static), 1, lambda iv: inner(Val(iv))
             )
+
+    def emit_bound(
+        self,
+        leaf: IterVar,
+        static: int,
+        ub: SSAValue | None,
+        body: Callable[[Val], None],
+    ) -> None:
+        """A loop bound to a GPU thread index: a serial loop here; the GPU lowering (which
+        alone accepts `te.bind`) replaces it by the thread's index under a bound check."""
+        self.emit_for(leaf, self.index(0), ub or self.index(static), 1, lambda iv: body(Val(iv)))
 
     def emit_parallel(
         self,

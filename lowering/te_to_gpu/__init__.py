@@ -1,0 +1,1 @@
+"""te kernels with bound loops -> gpu.module kernels and gpu.launch_func."""
