@@ -90,13 +90,27 @@ def parse_error_diagnostic(err: ParseError, file: str, line_offset: int = 0) -> 
 def parse_module(ctx: Context, text: str, file: str, line_offset: int = 0) -> ModuleOp:
     """Parse IR text; raise UserError with the parser's position on malformed input."""
     check_strings_closed(text, file, line_offset)
+    parser = None
     try:
-        return LocatedParser(ctx, text, file, line_offset).parse_module()
+        parser = LocatedParser(ctx, text, file, line_offset)  # lexes its first token: may raise
+        return parser.parse_module()
     except ParseError as err:
         diag = parse_error_diagnostic(err, file, line_offset)
         raise UserError(diag.message, diag.location) from None
     except VerifyException as err:  # raised by an op or attribute built while parsing
-        raise UserError(f"invalid IR: {_first_line(err)}", file) from None
+        where = _position(text, getattr(parser, "pos", None), file, line_offset)
+        raise UserError(f"invalid IR: {_first_line(err)}", where or file) from None
+
+
+def _position(text: str, pos: object, file: str, line_offset: int) -> SourceLocation | None:
+    """Where the parser stood (the end of the op it was building), as a line and column."""
+    if not isinstance(pos, int) or not 0 <= pos <= len(text):
+        return None
+    while pos > 0 and text[pos - 1].isspace():
+        pos -= 1  # the op's own line, not the start of the next one
+    line = text.count("\n", 0, pos) + 1 + line_offset
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return SourceLocation(file, line, col)
 
 
 def check_strings_closed(text: str, file: str, line_offset: int = 0) -> None:
