@@ -84,6 +84,17 @@ def test_digits_cnn_reaches_95_percent(tmp_path):
     assert result["accuracy"] >= 0.95, result["history"]
 
 
+def _residual_chain(rng, blocks, batch, width, act, scale):
+    """(loss, params, inputs) of `blocks` residual blocks h + act(dense(h, w_i))."""
+    h = sym.Variable("x", shape=(batch, width))
+    params = {}
+    for i in range(blocks):
+        h = h + act(sym.dense(h, sym.Variable(f"w{i}")))
+        params[f"w{i}"] = (rng.standard_normal((width, width)) * scale).astype("f4")
+    inputs = {"x": rng.standard_normal((batch, width)).astype("f4")}
+    return sym.mean(h * h, axes=[0, 1]), params, inputs
+
+
 @pytest.mark.parametrize("segments", [2, 3, -1])
 def test_checkpointed_gradients_equal_the_plain_ones(segments):
     """Recomputing segments in the backward pass changes where values come from, not what
@@ -91,14 +102,7 @@ def test_checkpointed_gradients_equal_the_plain_ones(segments):
     from nnvm.passes.gradient import differentiate
 
     rng = np.random.default_rng(6)
-    x = sym.Variable("x", shape=(4, 6))
-    h = x
-    params = {}
-    for i in range(5):
-        h = h + sym.tanh(sym.dense(h, sym.Variable(f"w{i}")))
-        params[f"w{i}"] = (rng.standard_normal((6, 6)) * 0.3).astype("f4")
-    loss = sym.mean(h * h, axes=[0, 1])
-    feeds = {"x": rng.standard_normal((4, 6)).astype("f4")}
+    loss, params, feeds = _residual_chain(rng, 5, batch=4, width=6, act=sym.tanh, scale=0.3)
     results = []
     for k in (0, segments):
         module, used = loss.to_module(params=params)
@@ -114,14 +118,7 @@ def test_checkpointing_shrinks_the_planned_arena():
     """A 12-block residual chain: with about sqrt(n) segments the step's arena is smaller and
     the updated params are the same."""
     rng = np.random.default_rng(7)
-    x = sym.Variable("x", shape=(8, 16))
-    h = x
-    params = {}
-    for i in range(12):
-        h = h + sym.relu(sym.dense(h, sym.Variable(f"w{i}")))
-        params[f"w{i}"] = (rng.standard_normal((16, 16)) * 0.1).astype("f4")
-    loss = sym.mean(h * h, axes=[0, 1])
-    batch = {"x": rng.standard_normal((8, 16)).astype("f4")}
+    loss, params, batch = _residual_chain(rng, 12, batch=8, width=16, act=sym.relu, scale=0.1)
     plain = TrainStep(loss, params, SGD(lr=0.1))
     lean = TrainStep(loss, params, SGD(lr=0.1), checkpoint=-1)
     assert plain(**batch) == lean(**batch)
