@@ -35,6 +35,9 @@ NNVM_PLUGIN = Plugin(
             "nnvm.targets.cpu.convert_parallel_to_threads", "ConvertParallelToThreads"
         ),
     },
-    targets={"llvm": lazy_attr("nnvm.targets.cpu.target", "CPUTarget")},
+    targets={
+        "llvm": lazy_attr("nnvm.targets.cpu.target", "CPUTarget"),
+        "wasm": lazy_attr("nnvm.targets.wasm.target", "WasmTarget"),
+    },
     llvm_conversions={"convert-parallel-to-threads": "loops"},
 )
