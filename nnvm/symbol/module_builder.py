@@ -141,7 +141,6 @@ def build_module(
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         values = list(ret.operands)
-        n_fwd = len(forward)
         grad_values = dict(zip(leaves, values[len(wanted) :], strict=True))
         by_output = [
             values[forward.index(s)]
@@ -153,7 +152,6 @@ def build_module(
             names[forward.index(s)] if s._node.kind != "grad" else f"{s._node.props['wrt']}.grad"
             for s in outputs
         ]
-        del n_fwd
         new_ret = func.ReturnOp(*by_output)
         fn.body.block.insert_op_before(new_ret, ret)
         fn.body.block.erase_op(ret)
