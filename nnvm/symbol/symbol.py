@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnvm.dialects.nnvm.base import NNVMOp, shape_of
 from nnvm.dialects.nnvm.sources import ParamOp
 from nnvm.support.errors import UserError
+from nnvm.support.ir import argument_names
 
 _counter = itertools.count()
 
@@ -98,8 +99,7 @@ class Symbol:
         for op in fn.body.block.ops:
             if isinstance(op, ParamOp):
                 args[op.key] = shape_of(op.result)
-        names = [a.data["nnvm.name"].data for a in fn.arg_attrs.data]  # type: ignore[union-attr]
-        for name, arg in zip(names, fn.body.block.args, strict=True):
+        for name, arg in zip(argument_names(fn), fn.body.block.args, strict=True):
             args[name] = shape_of(arg)
         order = self.list_arguments()
         outs = [tuple(t.get_shape()) for t in fn.function_type.outputs.data]
