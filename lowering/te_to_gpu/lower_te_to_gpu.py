@@ -54,9 +54,12 @@ class GpuKernelGenerator(KernelGenerator):
     """The loop-nest emitter with bound loops as GPU indices, each root stage with bound loops
     outlined into a kernel."""
 
-    def __init__(self, state: ScheduleState, module: ModuleOp, max_threads: int):
+    def __init__(
+        self, state: ScheduleState, module: ModuleOp, max_threads: int, outline_all: bool = False
+    ):
         super().__init__(state, module, NATIVE_BITS)
         self.max_threads = max_threads
+        self.outline_all = outline_all
         self.gpu_module: gpu.ModuleOp | None = None
         self._dims: dict[tuple[str, str], tuple[int, IterVar]] | None = None
         self._ids: dict[tuple[str, str], SSAValue] = {}
@@ -69,7 +72,7 @@ class GpuKernelGenerator(KernelGenerator):
         self._dims, self._ids = {}, {}
         super().emit_compute(stage, scope, None)
         dims, self._dims = self._dims, None
-        if dims:
+        if dims or self.outline_all:
             self._outline(stage, marker, dims)
 
     def emit_bound(
@@ -204,7 +207,9 @@ def _sym(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-def lower_kernel_to_gpu(fn: func.FuncOp, module: ModuleOp, max_threads: int) -> None:
+def lower_kernel_to_gpu(
+    fn: func.FuncOp, module: ModuleOp, max_threads: int, outline_all: bool = False
+) -> None:
     if all(0 in t.get_shape() for t in fn.function_type.outputs.data):  # type: ignore[attr-defined]
         lower_empty_kernel(fn)
         return
@@ -213,7 +218,7 @@ def lower_kernel_to_gpu(fn: func.FuncOp, module: ModuleOp, max_threads: int) -> 
     for stage in state.stages:
         for v in stage.leaves:
             bound_index(v)
-    GpuKernelGenerator(state, module, max_threads).generate()
+    GpuKernelGenerator(state, module, max_threads, outline_all).generate()
 
 
 @dataclass(frozen=True)
@@ -224,12 +229,16 @@ class LowerTEToGpu(ModulePass):
 
     max_threads: int = MAX_THREADS
 
+    outline_all: bool = False
+    """Outline unbound root stages too (as one-thread kernels), so the host function only
+    allocates and launches: what a device target needs; off, they stay host loops."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         converted: dict[str, int] = {}
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and is_te_kernel(fn):
                 n_inputs = len(fn.function_type.inputs.data)
-                lower_kernel_to_gpu(fn, op, self.max_threads)
+                lower_kernel_to_gpu(fn, op, self.max_threads, self.outline_all)
                 converted[fn.sym_name.data] = n_inputs
         if converted:
             op.attributes["gpu.container_module"] = UnitAttr()

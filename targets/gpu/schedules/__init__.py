@@ -1,0 +1,31 @@
+"""The GPU target family's default schedules: the CPU's stage engine (inlining, templates by
+tag) with GPU versions of its generic schedules and GPU templates (TVM's strategy table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects import func
+
+from nnvm.dialects.te.schedule import ScheduleOp
+from nnvm.targets.cpu.schedules.scheduler import Template, applies
+from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
+from nnvm.targets.gpu.schedules.tiled import conv2d, matmul
+
+TEMPLATES: dict[str, Template] = {
+    "matmul": Template(matmul, cache_write=False, min_rank=2, intermediate=True),
+    "dense": Template(matmul, cache_write=False, min_rank=2),
+    "conv2d_nchw": Template(conv2d, cache_write=False, min_rank=4),
+    "depthwise_conv2d_nchw": Template(conv2d, cache_write=False, min_rank=4),
+}
+
+
+def default_schedule(fn: func.FuncOp, target: Any, block: int = BLOCK, **_: Any) -> ScheduleOp:
+    """Templates where their tag applies, else the generic schedules, else none (every root
+    stage then runs as a one-thread kernel: slow, still correct)."""
+    scheduler = GpuScheduler(fn, TEMPLATES, block=min(block, target.max_threads))
+    for templates in (True, False):
+        prims = scheduler.plan(templates=templates)
+        if applies(fn, prims):
+            return ScheduleOp(prims)
+    return ScheduleOp([])

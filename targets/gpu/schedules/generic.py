@@ -1,0 +1,60 @@
+"""The GPU generic schedules: a root stage's spatial axes fused and split into blocks of
+`block` threads (one output element per thread, a reduction a serial loop in it)."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+
+from nnvm.dialects.te.ops import ComputeOp
+from nnvm.dialects.te.schedule import BindOp, FuseOp, SplitOp
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, Template
+
+BLOCK = 256
+"""Threads per block of the generic schedules."""
+
+
+def bind(stage: str, axis: str, index: str) -> BindOp:
+    """`te.bind "stage" axis to "index"`."""
+    return BindOp.create(
+        properties={
+            "stage": StringAttr(stage),
+            "axis": StringAttr(axis),
+            "thread": StringAttr(index),
+        }
+    )
+
+
+class GpuScheduler(KernelScheduler):
+    """KernelScheduler's plan (inline, templates, then each remaining root stage) with GPU
+    schedules: no vectors, no thread pool, bound block and thread indices."""
+
+    def __init__(self, fn: func.FuncOp, templates: dict[str, Template], block: int = BLOCK):
+        super().__init__(fn, templates=templates)
+        self.block = block
+
+    def flat(self, name: str, axes: list[str], extents: list[int]) -> None:
+        """Fuse `axes` into one and spread it over blocks of `self.block` threads (the last
+        block masked); nothing bound when there are no axes (a one-thread kernel)."""
+        if not axes:
+            return
+        total = math.prod(extents)
+        axis = axes[0]
+        if len(axes) > 1:
+            axis = f"{name}.flat"
+            self.prims.append(FuseOp.make(name, axes, axis))
+        if total <= self.block:
+            self.prims.append(bind(name, axis, "threadIdx.x"))
+            return
+        outer, inner = f"{axis}.b", f"{axis}.t"
+        self.prims.append(SplitOp.make(name, axis, self.block, None, outer, inner))
+        self.prims.append(bind(name, outer, "blockIdx.x"))
+        self.prims.append(bind(name, inner, "threadIdx.x"))
+
+    def injective(self, name: str, op: ComputeOp) -> None:
+        self.flat(name, list(op.spatial_names), list(op.shape))
+
+    def reduction(self, name: str, op: ComputeOp) -> None:
+        self.flat(name, list(op.spatial_names), list(op.shape))

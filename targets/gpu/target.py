@@ -1,0 +1,67 @@
+"""`GpuTarget`: what the GPU targets share on the Target seam (bind legal, three memory scopes,
+the te -> gpu kernel pipeline, the GPU strategy table); OpenCL and CUDA subclass it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from nnvm.support.target import Capabilities, Target
+
+MAX_THREADS = 1024
+"""Threads per block (work-group) the default schedules and the bind check allow."""
+MAX_SHARED_BYTES = 48 * 1024
+"""Shared (work-group local) memory per block every CUDA GPU and PoCL give without opt-in."""
+ELEMENT_TYPES = ("f32", "i1", "i8", "i16", "i32", "i64", "ui8", "index")
+"""Tensor element types GPU kernels take (no f64 / f16: optional on OpenCL devices)."""
+
+
+@dataclass(frozen=True)
+class GpuTarget(Target):
+    """A GPU: kernels are te schedules whose loops are bound to block / thread indices, lowered
+    to one `gpu.module` per kernel by lower-te-to-gpu. A subclass sets `kind`,
+    `kernel_format`, and implements `parse`, `description`, `emit_kernel` (the lowered module ->
+    its device code: OpenCL C, PTX) and `runtime`; it may append passes to `kernel_passes()`.
+    The lowered module holds one host function that only allocates temporaries and launches
+    kernels (every root stage is outlined, bound or not)."""
+
+    kind: ClassVar[str] = "gpu"
+    max_threads: int = MAX_THREADS
+    max_shared_bytes: int = MAX_SHARED_BYTES
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities("gpu", bind=True, memory_scopes=("global", "shared", "local"))
+
+    def accepts(self, fn: Any) -> str | None:
+        """A fused kernel runs on the GPU when every tensor it touches has an element type a
+        kernel can take; te.extern calls (host libraries) keep a kernel on the host."""
+        from xdsl.dialects.builtin import TensorType
+
+        for op in fn.walk():
+            if op.name in ("func.call", "te.extern") or op.name.startswith("nnvm.extern"):
+                return f"{op.name} calls host code"
+            for v in (*op.operands, *op.results):
+                t = v.type
+                if isinstance(t, TensorType) and str(t.element_type) not in ELEMENT_TYPES:
+                    return f"{op.name} works on {t.element_type}, which GPU kernels do not take"
+        return None
+
+    def kernel_passes(self) -> list[Any]:
+        """lower-to-te, the GPU default schedules, lower-te-to-gpu (every root stage a kernel)."""
+        from nnvm.lowering.te_to_gpu.lower_te_to_gpu import LowerTEToGpu
+        from nnvm.lowering.to_te.lower_to_te import LowerToTE
+        from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+
+        return [
+            LowerToTE(target=self),
+            ApplyDefaultSchedulePass(target=self),
+            LowerTEToGpu(max_threads=self.max_threads, outline_all=True),
+        ]
+
+    def default_schedule(self, fn: Any, **knobs: Any) -> Any:
+        """The GPU strategy table's schedule (targets/gpu/schedules/); knobs: block (threads
+        per block of the injective and reduction schedules)."""
+        from nnvm.targets.gpu.schedules import default_schedule
+
+        return default_schedule(fn, self, **knobs)
