@@ -11,6 +11,9 @@ PASSES: dict[str, PassFactory] = {
     "lower-to-te": lazy_pass(".to_te.lower_to_te", "LowerToTE", __name__),
     "lower-te-to-loops": lazy_pass(".te_to_loops.lower_te_to_loops", "LowerTEToLoops", __name__),
     "lower-te-to-gpu": lazy_pass(".te_to_gpu.lower_te_to_gpu", "LowerTEToGpu", __name__),
+    "convert-gpu-to-llvm": lazy_pass(
+        ".gpu_to_llvm.convert_gpu_to_llvm", "ConvertGpuToLLVM", __name__
+    ),
     "lower-te-to-affine": lazy_pass(".te_to_loops.lower_te_to_loops", "LowerTEToAffine", __name__),
     "convert-affine-to-scf": lazy_pass(
         ".to_llvm.convert_affine_to_scf", "ConvertAffineToScf", __name__
