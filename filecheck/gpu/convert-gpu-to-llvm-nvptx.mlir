@@ -1,0 +1,54 @@
+// RUN: nnvm-opt %s --split-input-file -p lower-te-to-gpu,convert-gpu-to-llvm | filecheck %s
+
+// The kernel of a bound, split axis becomes an llvm.func inside its gpu.module: bare pointer
+// buffers, the block and thread indices as NVVM special-register reads zero-extended to i64, the
+// tail mask as a branch, and the kernel marks (nvvm.kernel, nvvm.maxntid from the block size).
+// The host function keeps its gpu.launch_func.
+// CHECK:      "gpu.module"() <{sym_name = "vexp_kernels"}> ({
+// CHECK-NEXT:   llvm.func @vexp_y(%x: !llvm.ptr, %out: !llvm.ptr) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>} {
+// CHECK:          %[[B:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ctaid.x"() : () -> i32
+// CHECK-NEXT:     %bid_x = llvm.zext %[[B]] : i32 to i64
+// CHECK:          %[[T:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
+// CHECK-NEXT:     %tid_x = llvm.zext %[[T]] : i32 to i64
+// CHECK-NEXT:     %[[IN:.*]] = llvm.icmp "slt" %tid_x, %{{.*}} : i64
+// CHECK-NEXT:     llvm.cond_br %[[IN]], ^bb1, ^bb2
+// CHECK:          llvm.getelementptr inbounds %x[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK:          llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK:          llvm.return
+// CHECK-NOT:    math.exp
+// CHECK:      func.func @vexp(%x: memref<1000xf32>, %out: memref<1000xf32>)
+// CHECK:        "gpu.launch_func"(%c4, %c1, %c1, %c256, %c1, %c1, %x, %out) <{kernel = @vexp_kernels::@vexp_y
+func.func @vexp(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+  %y = te.compute "y" [i] = exp(%x[i]) : (tensor<1000xf32>) -> tensor<1000xf32>
+  te.schedule {
+    te.split "y" i by 256 -> (bx, tx)
+    te.bind "y" bx to "blockIdx.x"
+    te.bind "y" tx to "threadIdx.x"
+  }
+  func.return %y : tensor<1000xf32>
+}
+
+// -----
+
+// Two dimensions of blocks and threads; the reduction stays a loop (a back edge) in the kernel.
+// CHECK-LABEL: sym_name = "mm_kernels"
+// CHECK:        llvm.func @mm_C(%out: !llvm.ptr, %A: !llvm.ptr, %B: !llvm.ptr) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 8, 4, 1>}
+// CHECK-DAG:    llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ctaid.x"()
+// CHECK-DAG:    llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ctaid.y"()
+// CHECK-DAG:    llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"()
+// CHECK-DAG:    llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.y"()
+// CHECK:        llvm.intr.fma
+// CHECK:        llvm.br ^bb{{[0-9]+}}
+func.func @mm(%A: tensor<20x16xf32>, %B: tensor<16x24xf32>) -> tensor<20x24xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<20x16xf32>, tensor<16x24xf32>) -> tensor<20x24xf32>
+  te.schedule {
+    te.split "C" i by 4 -> (bi, ti)
+    te.split "C" j by 8 -> (bj, tj)
+    te.reorder "C" (bi, bj, ti, tj)
+    te.bind "C" bi to "blockIdx.y"
+    te.bind "C" bj to "blockIdx.x"
+    te.bind "C" ti to "threadIdx.y"
+    te.bind "C" tj to "threadIdx.x"
+  }
+  func.return %C : tensor<20x24xf32>
+}

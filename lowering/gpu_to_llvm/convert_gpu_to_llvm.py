@@ -1,0 +1,147 @@
+"""convert-gpu-to-llvm: the kernels of each `gpu.module` (as lower-te-to-gpu outlines them) become
+llvm dialect functions for the NVPTX backend, in place inside their gpu.module.
+
+Each `gpu.func` turns into a `func.func` and goes through the CPU conversions (scf, math with the
+f32 polynomials, vector, memref, arith, func, cf), so a kernel takes bare `!llvm.ptr` buffers like
+a CPU kernel (NVPTX's lower-args then reads kernel pointer parameters as global memory). GPU
+indices become NVVM special-register reads (`llvm.nvvm.read.ptx.sreg.tid.x` ... zero-extended to
+index), `gpu.barrier` becomes `llvm.nvvm.barrier0`, and a kernel is marked `nvvm.kernel` with
+`nvvm.maxntid` from `gpu.known_block_size` (the PTX emitter turns these into the `ptx_kernel`
+convention and `.maxntid`). The host functions are left to the device target's launcher."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, gpu, llvm
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32, i64
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+
+from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.to_llvm.conversion import Handler, apply_table
+from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
+from nnvm.lowering.to_llvm.convert_arith_to_llvm import ConvertArithToLLVM
+from nnvm.lowering.to_llvm.convert_cf_to_llvm import ConvertCfToLLVM
+from nnvm.lowering.to_llvm.convert_func_to_llvm import ConvertFuncToLLVM
+from nnvm.lowering.to_llvm.convert_math_to_llvm import ConvertMathToLLVM
+from nnvm.lowering.to_llvm.convert_memref_to_llvm import ConvertMemRefToLLVM
+from nnvm.lowering.to_llvm.convert_to_llvm import leftover_ops
+from nnvm.lowering.to_llvm.convert_vector_to_llvm import ConvertVectorToLLVM
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
+
+SREG = "llvm.nvvm.read.ptx.sreg"
+KERNEL_ATTR = "nvvm.kernel"
+MAXNTID_ATTR = "nvvm.maxntid"
+
+
+def _sreg(register: str) -> Handler:
+    """An index op read from the special register `register`.<dim> (an i32, zero-extended)."""
+
+    def handler(op: Operation, b: LLVMBuilder):
+        dim = op.dimension.data.value  # type: ignore[attr-defined]
+        value = b.call_intrinsic(f"{SREG}.{register}.{dim}", [], i32)
+        return [b.zext(value, i64)]
+
+    return handler
+
+
+def _barrier(op: gpu.BarrierOp, b: LLVMBuilder):
+    b.call_intrinsic("llvm.nvvm.barrier0", [], None)
+    return []
+
+
+def _lane_id(op: gpu.LaneIdOp, b: LLVMBuilder):
+    return [b.zext(b.call_intrinsic(f"{SREG}.laneid", [], i32), i64)]
+
+
+GPU_TABLE: dict[type[Operation], Handler] = {
+    gpu.ThreadIdOp: _sreg("tid"),
+    gpu.BlockIdOp: _sreg("ctaid"),
+    gpu.BlockDimOp: _sreg("ntid"),
+    gpu.GridDimOp: _sreg("nctaid"),
+    gpu.LaneIdOp: _lane_id,
+    gpu.BarrierOp: _barrier,
+}
+
+
+def _as_func(kernel: gpu.FuncOp) -> func.FuncOp:
+    """The gpu.func's body as a func.func of the same name and signature."""
+    body = Region()
+    kernel.body.clone_into(body)
+    for block in body.blocks:
+        last = block.last_op
+        if isinstance(last, gpu.ReturnOp):
+            ret = func.ReturnOp(*last.operands)
+            ret.location = last.location
+            block.insert_op_before(ret, last)
+            block.erase_op(last)
+    fn = func.FuncOp(kernel.sym_name.data, kernel.function_type, body)
+    fn.location = kernel.location
+    return fn
+
+
+def _mark_kernel(fn: llvm.FuncOp, kernel: gpu.FuncOp) -> None:
+    fn.attributes[KERNEL_ATTR] = UnitAttr()
+    size = kernel.known_block_size
+    if size is not None:
+        fn.attributes[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(size.get_values()))
+
+
+def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
+    """Convert the kernels of one gpu.module to llvm functions, in place."""
+    kernels: dict[str, gpu.FuncOp] = {}
+    device = ModuleOp([])
+    for op in list(module.body.block.ops):
+        if isinstance(op, gpu.FuncOp):
+            if op.kernel is not None:
+                kernels[op.sym_name.data] = op
+            device.body.block.add_op(_as_func(op))
+        elif not isinstance(op, llvm.FuncOp | llvm.GlobalOp):
+            raise LoweringError(op, f"convert-gpu-to-llvm: unexpected {op.name} in a gpu.module")
+        else:
+            op.detach()
+            device.body.block.add_op(op)
+    apply_table(device, GPU_TABLE)
+    for p in (
+        ConvertAffineToScf(),
+        ConvertScfToCf(),
+        ConvertMathToLLVM(approximate=True),
+        ConvertVectorToLLVM(),
+        ConvertMemRefToLLVM(),
+        ConvertArithToLLVM(),
+        ConvertFuncToLLVM(),
+        ConvertCfToLLVM(),
+        ReconcileUnrealizedCastsPass(),
+    ):
+        p.apply(ctx, device)
+    left = leftover_ops(device)
+    if left:
+        first = next(o for o in device.walk() if o is not device and not o.name.startswith("llvm."))
+        raise LoweringError(
+            first, "convert-gpu-to-llvm could not lower: " + ", ".join(left) + " in a GPU kernel"
+        )
+    for op in list(module.body.block.ops):
+        module.body.block.erase_op(op)
+    for op in list(device.body.block.ops):
+        op.detach()
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data in kernels:
+            _mark_kernel(op, kernels[op.sym_name.data])
+        module.body.block.add_op(op)
+
+
+@dataclass(frozen=True)
+class ConvertGpuToLLVM(ModulePass):
+    """Every gpu.module's kernels -> llvm dialect functions with NVVM intrinsics."""
+
+    name = "convert-gpu-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for module in [o for o in op.walk() if isinstance(o, gpu.ModuleOp)]:
+            lower_gpu_module(ctx, module)
+
+
+__all__ = ["KERNEL_ATTR", "MAXNTID_ATTR", "ConvertGpuToLLVM"]
