@@ -1,0 +1,1 @@
+"""`target="opencl"`: GPU kernels printed as OpenCL C and run through pyopencl."""
