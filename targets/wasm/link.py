@@ -60,7 +60,7 @@ def link_wasm_module(graph: Any, objects: list[bytes], out: Path, target: Any) -
         _run(
             [
                 cc,
-                "--target=wasm32",
+                "--target=wasm32-wasi",  # wasi-libc's headers (string.h); no WASI imports are used
                 "-O2",
                 "-ffreestanding",
                 "-nostdlib",
