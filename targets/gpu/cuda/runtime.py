@@ -1,0 +1,84 @@
+"""The CUDA device runtime: a model library's kernel blobs (launch plan + PTX) replayed on one
+GPU through the driver API: its temporaries allocated once per kernel, every launch in order, one
+synchronization per kernel (so a device fault is reported at the kernel that caused it)."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nnvm.support.errors import UserError
+from nnvm.support.target import DeviceRuntime
+from nnvm.targets.gpu.cuda.driver import CudaDriver
+from nnvm.targets.gpu.cuda.launch_plan import LaunchPlan, decode_blob
+
+
+@dataclass
+class LoadedKernel:
+    plan: LaunchPlan
+    functions: list[ctypes.c_void_p]
+    temps: list[int]
+
+
+class CudaRuntime(DeviceRuntime):
+    """Device `ordinal`'s buffers and the kernels of library `lib` (anything with `.blob(name)`)."""
+
+    def __init__(self, lib: Any, ordinal: int = 0, driver: CudaDriver | None = None):
+        self.lib = lib
+        self.ordinal = ordinal
+        self.driver = driver or CudaDriver.get()
+        self.driver.use(ordinal)
+        self.kernels: dict[str, LoadedKernel] = {}
+        self.buffers: set[int] = set()
+
+    def alloc(self, nbytes: int) -> int:
+        self.driver.use(self.ordinal)
+        ptr = self.driver.alloc(nbytes)
+        self.buffers.add(ptr)
+        return ptr
+
+    def free(self, handle: int) -> None:
+        if handle in self.buffers:
+            self.driver.use(self.ordinal)
+            self.driver.free(handle)
+            self.buffers.discard(handle)
+
+    def copy_to_device(self, handle: int, host: memoryview) -> None:
+        self.driver.use(self.ordinal)
+        self.driver.copy_to_device(handle, host)
+
+    def copy_from_device(self, host: memoryview, handle: int) -> None:
+        self.driver.use(self.ordinal)
+        self.driver.copy_from_device(host, handle)
+
+    def load(self, kernel: str) -> LoadedKernel:
+        found = self.kernels.get(kernel)
+        if found is None:
+            plan, ptx, _ = decode_blob(self.lib.blob(kernel))
+            module = self.driver.load_module(ptx)
+            functions = [self.driver.function(module, x.kernel) for x in plan.launches]
+            temps = [self.driver.alloc(n) for n in plan.temps]
+            found = self.kernels[kernel] = LoadedKernel(plan, functions, temps)
+        return found
+
+    def enqueue(self, kernel: str, handles: Sequence[int]) -> None:
+        """Launch every kernel of `kernel`'s plan without waiting for them."""
+        self.driver.use(self.ordinal)
+        k = self.load(kernel)
+        if len(handles) != k.plan.n_args:
+            raise UserError(f"{kernel}: {len(handles)} buffers for {k.plan.n_args} arguments")
+        for fn, step in zip(k.functions, k.plan.launches, strict=True):
+            ptrs = [handles[i] if kind == "arg" else k.temps[i] for kind, i in step.buffers]
+            self.driver.launch(fn, step.grid, step.block, ptrs)
+
+    def launch(self, kernel: str, handles: Sequence[int]) -> None:
+        self.enqueue(kernel, handles)
+        try:
+            self.driver.synchronize()
+        except UserError as err:
+            raise UserError(f"{kernel}: {err.message}") from None
+
+
+__all__ = ["CudaRuntime"]

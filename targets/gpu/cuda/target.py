@@ -1,0 +1,70 @@
+"""`target="cuda -arch=sm_90"` (alias `nvptx`; sm_80 and the other ARCHES accepted): the GPU
+family's kernels lowered by convert-gpu-to-llvm, emitted as PTX, each kernel's blob its PTX and
+launch plan; the runtime drives the CUDA driver API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from nnvm.support.errors import UserError
+from nnvm.support.target import DeviceRuntime
+from nnvm.targets.gpu.cuda.ptx import ARCHES
+from nnvm.targets.gpu.target import GpuTarget
+
+DEFAULT_ARCH = "sm_90"
+
+
+@dataclass(frozen=True)
+class CudaTarget(GpuTarget):
+    kind: ClassVar[str] = "cuda"
+    aliases: ClassVar[tuple[str, ...]] = ("nvptx",)
+    kernel_format: ClassVar[str] = "cuda-ptx"
+
+    arch: str = DEFAULT_ARCH
+    device: int = 0
+
+    @classmethod
+    def parse(cls, spec: str, options: list[str]) -> CudaTarget:
+        arch, device = DEFAULT_ARCH, 0
+        for w in options:
+            key, _, value = w.partition("=")
+            if key in ("-arch", "-mcpu") and value:
+                if value not in ARCHES:
+                    raise UserError(
+                        f"unknown CUDA architecture {value!r} in {spec!r} (known: {', '.join(ARCHES)})"
+                    )
+                arch = value
+            elif key == "-device" and value.isdigit():
+                device = int(value)
+            else:
+                raise UserError(
+                    f"unknown cuda target option {w!r} in {spec!r} (known: -arch=sm_XX, -device=N)"
+                )
+        return cls(arch=arch, device=device)
+
+    @property
+    def description(self) -> str:
+        return f"cuda -arch={self.arch}" + (f" -device={self.device}" if self.device else "")
+
+    def kernel_passes(self) -> list[Any]:
+        from nnvm.lowering.gpu_to_llvm.convert_gpu_to_llvm import ConvertGpuToLLVM
+
+        return [*super().kernel_passes(), ConvertGpuToLLVM()]
+
+    def emit_kernel(self, module: Any, name: str) -> bytes:
+        """The kernel's blob: its launch plan and the PTX of its gpu.module (encode_blob)."""
+        from nnvm.targets.gpu.cuda.launch_plan import encode_blob, launch_plan
+        from nnvm.targets.gpu.cuda.ptx import emit_ptx
+
+        plan = launch_plan(module, name)
+        ptx = emit_ptx(module, self.arch) if plan.launches else ""
+        return encode_blob(plan, ptx, self.arch)
+
+    def runtime(self, lib: Any) -> DeviceRuntime:
+        from nnvm.targets.gpu.cuda.runtime import CudaRuntime
+
+        return CudaRuntime(lib, self.device)
+
+
+__all__ = ["CudaTarget"]
