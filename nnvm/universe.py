@@ -38,6 +38,7 @@ NNVM_PLUGIN = Plugin(
     targets={
         "llvm": lazy_attr("nnvm.targets.cpu.target", "CPUTarget"),
         "wasm": lazy_attr("nnvm.targets.wasm.target", "WasmTarget"),
+        "opencl": lazy_attr("nnvm.targets.gpu.opencl.target", "OpenCLTarget"),
         "cuda": lazy_attr("nnvm.targets.gpu.cuda.target", "CudaTarget"),
     },
     llvm_conversions={"convert-parallel-to-threads": "loops"},
