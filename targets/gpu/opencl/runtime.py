@@ -1,0 +1,122 @@
+"""The OpenCL device runtime: buffers, copies and each kernel's launch plan through pyopencl
+(imported only when a device is used; no OpenCL platform is a UserError that says so)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nnvm.support.errors import UserError
+from nnvm.support.target import DeviceRuntime
+from nnvm.targets.gpu.launch_plan import Copy, LaunchPlan, read_blob
+
+
+def opencl_devices() -> list[Any]:
+    """Every OpenCL device of every platform, GPUs first; [] without pyopencl or a platform."""
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    found = [d for p in platforms for d in p.get_devices()]
+    return sorted(found, key=lambda d: 0 if d.type & cl.device_type.GPU else 1)
+
+
+class OpenCLRuntime(DeviceRuntime):
+    """One OpenCL device (an in-order queue) and the programs of one model library."""
+
+    def __init__(self, lib: Any, device: int = 0, sources: dict[str, bytes] | None = None):
+        try:
+            import pyopencl as cl
+        except ImportError:
+            raise UserError("the opencl target needs pyopencl (pip install pyopencl)") from None
+        devices = opencl_devices()
+        if device >= len(devices):
+            raise UserError(
+                f"no OpenCL device {device}: {len(devices)} found (install an OpenCL driver, "
+                "e.g. pocl-opencl-icd)"
+            )
+        self.cl = cl
+        self.lib = lib
+        self.sources = sources or {}
+        self.device = devices[device]
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context)
+        self.buffers: dict[int, Any] = {}
+        self.next_handle = 1
+        self.loaded: dict[str, tuple[LaunchPlan, Any, list[Any]]] = {}
+
+    # -- buffers ------------------------------------------------------------------------
+
+    def alloc(self, nbytes: int) -> int:
+        handle, self.next_handle = self.next_handle, self.next_handle + 1
+        self.buffers[handle] = self.cl.Buffer(
+            self.context, self.cl.mem_flags.READ_WRITE, max(nbytes, 1)
+        )
+        return handle
+
+    def free(self, handle: int) -> None:
+        buf = self.buffers.pop(handle, None)
+        if buf is not None:
+            buf.release()
+
+    def copy_to_device(self, handle: int, host: memoryview) -> None:
+        if host.nbytes:
+            self.cl.enqueue_copy(self.queue, self.buffers[handle], host, is_blocking=True)
+
+    def copy_from_device(self, host: memoryview, handle: int) -> None:
+        if host.nbytes:
+            self.cl.enqueue_copy(self.queue, host, self.buffers[handle], is_blocking=True)
+
+    # -- kernels ------------------------------------------------------------------------
+
+    def _blob(self, kernel: str) -> bytes:
+        if kernel in self.sources:
+            return self.sources[kernel]
+        return self.lib.blob(kernel)
+
+    def _load(self, kernel: str) -> tuple[LaunchPlan, Any, list[Any]]:
+        if kernel not in self.loaded:
+            code, plan = read_blob(self._blob(kernel))
+            try:
+                program = self.cl.Program(self.context, code).build()
+            except self.cl.Error as err:
+                raise UserError(f"OpenCL could not build kernel {kernel}: {err}") from None
+            flags = self.cl.mem_flags.READ_ONLY | self.cl.mem_flags.COPY_HOST_PTR
+            consts = [
+                self.cl.Buffer(self.context, flags, hostbuf=c)
+                if c
+                else self.cl.Buffer(self.context, self.cl.mem_flags.READ_ONLY, 1)
+                for c in plan.consts
+            ]
+            self.loaded[kernel] = (plan, program, consts)
+        return self.loaded[kernel]
+
+    def launch(self, kernel: str, handles: Sequence[int]) -> None:
+        plan, program, consts = self._load(kernel)
+        if len(handles) != plan.n_args:
+            raise UserError(f"kernel {kernel} takes {plan.n_args} buffers, got {len(handles)}")
+        cl = self.cl
+        temps = [cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(n, 1)) for n in plan.temps]
+        pools = {"arg": [self.buffers[h] for h in handles], "temp": temps, "const": consts}
+        try:
+            for step in plan.steps:
+                if isinstance(step, Copy):
+                    if step.nbytes:
+                        src, dst = pools[step.src[0]][step.src[1]], pools[step.dst[0]][step.dst[1]]
+                        cl.enqueue_copy(self.queue, dst, src, byte_count=step.nbytes)
+                    continue
+                fn = getattr(program, step.kernel)
+                args = [pools[kind][k] for kind, k in step.args]
+                local = step.block
+                glob = tuple(g * b for g, b in zip(step.grid, step.block, strict=True))
+                fn(self.queue, glob, local, *args)
+            self.queue.finish()
+        except cl.Error as err:
+            raise UserError(f"OpenCL failed running kernel {kernel}: {err}") from None
+        finally:
+            for t in temps:
+                t.release()
