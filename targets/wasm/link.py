@@ -85,6 +85,8 @@ def link_wasm_module(graph: Any, objects: list[bytes], out: Path, target: Any) -
             "--export-memory",
             "--export=__heap_base",
             "--gc-sections",
+            "--fatal-warnings",  # a signature mismatch links to a trap: refuse it instead
+            "--stack-first",  # a stack overflow traps below address 0, never over the data
             "-z",
             "stack-size=1048576",
             "--initial-memory=4194304",

@@ -1,7 +1,7 @@
 /* The wasm side of the entry point: the generated nnvm_graph_run (entry.c, the same glue as the
  * C target's) plus what nnvm.js needs to check and feed it: the model's tables as exported
- * queries, a bump allocator over the exported memory, and one run call. No libc beyond
- * memcpy/memset and the math the kernels call (wasi-libc's, linked statically, no imports). */
+ * queries, an allocator, and one run call. wasi-libc (malloc, memcpy, the
+ * kernels' math) is linked statically and imports nothing. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,20 +14,28 @@ int nnvm_graph_device_failed(const char *what, const char *kernel, int device) {
   return 1;
 }
 
-extern unsigned char __heap_base;
-static uintptr_t heap_top = 0;
+/* Every buffer (nnvm.js's and the kernels' scratch) comes from wasi-libc's malloc, the one
+ * owner of the heap above __heap_base. */
+void *aligned_alloc(size_t align, size_t size);
+
+static const char *last_error = "";
+
+EXPORT(nnvm_wasm_last_error) const char *nnvm_wasm_last_error(void) { return last_error; }
 
 EXPORT(nnvm_wasm_alloc) void *nnvm_wasm_alloc(size_t nbytes) {
-  if (!heap_top) heap_top = (uintptr_t)&__heap_base;
-  uintptr_t start = (heap_top + 63) & ~(uintptr_t)63;
-  uintptr_t end = start + nbytes;
-  size_t have = __builtin_wasm_memory_size(0) * 65536u;
-  if (end > have) {
-    size_t pages = (end - have + 65535u) / 65536u;
-    if (__builtin_wasm_memory_grow(0, pages) == (size_t)-1) return 0;
+  return aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+}
+
+/* The kernels' heap scratch: they call aligned_alloc(i64, i64) (the lowering's index type),
+ * renamed to this by WasmTarget.emit_kernel since libc's takes (i32, i32). Out of memory traps with the reason set:
+ * a kernel never writes through a null pointer (address 0 is valid wasm memory). */
+void *nnvm_wasm_scratch_alloc(uint64_t align, uint64_t size) {
+  void *p = size <= SIZE_MAX ? aligned_alloc((size_t)align, (size_t)size) : 0;
+  if (!p) {
+    last_error = "out of wasm memory for a kernel's scratch buffer";
+    __builtin_trap();
   }
-  heap_top = end;
-  return (void *)start;
+  return p;
 }
 
 static const nnvm_tensor_desc *table(int which, int *count) {

@@ -4,6 +4,7 @@ holding the kernels, the generated C entry point (compiled for wasm32) and an ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -19,6 +20,8 @@ from nnvm.targets.cpu.target import MATMUL_PANEL, CPUTarget
 WASM_TRIPLE = "wasm32-unknown-unknown"
 NO_PARALLEL = 1 << 62
 """min_parallel_work that no kernel reaches: wasm code runs on one thread."""
+SCRATCH_ALLOC = re.compile(r'@"?aligned_alloc"?\(')
+"""The kernels' scratch allocator (i64 size and alignment); nnvm_wasm.c defines it for wasm32."""
 
 
 @cache
@@ -77,6 +80,15 @@ class WasmTarget(CPUTarget):
         from nnvm.targets.cpu.schedules import default_schedule
 
         return default_schedule(fn, self.vector_bits, NO_PARALLEL)
+
+    def emit_kernel(self, module: Any, name: str) -> bytes:
+        from nnvm.targets.llvm.compile import emit_object
+        from nnvm.targets.llvm.translate import to_llvmlite_module
+
+        text = str(to_llvmlite_module(module, triple=self.triple))
+        return emit_object(
+            SCRATCH_ALLOC.sub('@"nnvm_wasm_scratch_alloc"(', text), self, target_record=False
+        )
 
     def link(
         self,
