@@ -142,6 +142,12 @@ class CudaDriver:
         )
         self.check("cuMemcpyDtoH", code)
 
+    def copy_on_device(self, dst: int, src: int, nbytes: int) -> None:
+        code = self.lib.cuMemcpyDtoD_v2(
+            ctypes.c_uint64(dst), ctypes.c_uint64(src), ctypes.c_size_t(nbytes)
+        )
+        self.check("cuMemcpyDtoD", code)
+
     # -- launches and timing ----------------------------------------------------------------
 
     def launch(

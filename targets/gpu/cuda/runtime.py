@@ -12,14 +12,15 @@ from typing import Any
 from nnvm.support.errors import UserError
 from nnvm.support.target import DeviceRuntime
 from nnvm.targets.gpu.cuda.driver import CudaDriver
-from nnvm.targets.gpu.cuda.launch_plan import LaunchPlan, decode_blob
+from nnvm.targets.gpu.cuda.launch_plan import Launch, LaunchPlan, decode_blob
 
 
 @dataclass
 class LoadedKernel:
     plan: LaunchPlan
-    functions: list[ctypes.c_void_p]
+    functions: dict[str, ctypes.c_void_p]
     temps: list[int]
+    consts: list[int]
 
 
 class CudaRuntime(DeviceRuntime):
@@ -58,9 +59,13 @@ class CudaRuntime(DeviceRuntime):
         if found is None:
             plan, ptx, _ = decode_blob(self.lib.blob(kernel))
             module = self.driver.load_module(ptx)
-            functions = [self.driver.function(module, x.kernel) for x in plan.launches]
+            functions = {x.kernel: self.driver.function(module, x.kernel) for x in plan.launches}
             temps = [self.driver.alloc(n) for n in plan.temps]
-            found = self.kernels[kernel] = LoadedKernel(plan, functions, temps)
+            consts = []
+            for data in plan.consts:
+                consts.append(self.driver.alloc(len(data)))
+                self.driver.copy_to_device(consts[-1], memoryview(data))
+            found = self.kernels[kernel] = LoadedKernel(plan, functions, temps, consts)
         return found
 
     def enqueue(self, kernel: str, handles: Sequence[int]) -> None:
@@ -69,9 +74,14 @@ class CudaRuntime(DeviceRuntime):
         k = self.load(kernel)
         if len(handles) != k.plan.n_args:
             raise UserError(f"{kernel}: {len(handles)} buffers for {k.plan.n_args} arguments")
-        for fn, step in zip(k.functions, k.plan.launches, strict=True):
-            ptrs = [handles[i] if kind == "arg" else k.temps[i] for kind, i in step.buffers]
-            self.driver.launch(fn, step.grid, step.block, ptrs)
+        spaces = {"arg": handles, "temp": k.temps, "const": k.consts}
+        for step in k.plan.steps:
+            if isinstance(step, Launch):
+                ptrs = [spaces[kind][i] for kind, i in step.buffers]
+                self.driver.launch(k.functions[step.kernel], step.grid, step.block, ptrs)
+            else:
+                dst, src = (spaces[kind][i] for kind, i in (step.dest, step.source))
+                self.driver.copy_on_device(dst, src, step.nbytes)
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
         self.enqueue(kernel, handles)

@@ -23,13 +23,17 @@ class CudaTarget(GpuTarget):
 
     arch: str = DEFAULT_ARCH
     device: int = 0
+    emulate: bool = False
+    """Run the kernels on the host CPU, thread after thread (host_emulator.py): for tests."""
 
     @classmethod
     def parse(cls, spec: str, options: list[str]) -> CudaTarget:
-        arch, device = DEFAULT_ARCH, 0
+        arch, device, emulate = DEFAULT_ARCH, 0, False
         for w in options:
             key, _, value = w.partition("=")
-            if key in ("-arch", "-mcpu") and value:
+            if w == "-emulate":
+                emulate = True
+            elif key in ("-arch", "-mcpu") and value:
                 if value not in ARCHES:
                     raise UserError(
                         f"unknown CUDA architecture {value!r} in {spec!r} (known: {', '.join(ARCHES)})"
@@ -39,13 +43,14 @@ class CudaTarget(GpuTarget):
                 device = int(value)
             else:
                 raise UserError(
-                    f"unknown cuda target option {w!r} in {spec!r} (known: -arch=sm_XX, -device=N)"
+                    f"unknown cuda target option {w!r} in {spec!r} (known: -arch=sm_XX, -device=N, -emulate)"
                 )
-        return cls(arch=arch, device=device)
+        return cls(arch=arch, device=device, emulate=emulate)
 
     @property
     def description(self) -> str:
-        return f"cuda -arch={self.arch}" + (f" -device={self.device}" if self.device else "")
+        device = f" -device={self.device}" if self.device else ""
+        return f"cuda -arch={self.arch}{device}" + (" -emulate" if self.emulate else "")
 
     def kernel_passes(self) -> list[Any]:
         from nnvm.lowering.gpu_to_llvm.convert_gpu_to_llvm import ConvertGpuToLLVM
@@ -55,13 +60,20 @@ class CudaTarget(GpuTarget):
     def emit_kernel(self, module: Any, name: str) -> bytes:
         """The kernel's blob: its launch plan and the PTX of its gpu.module (encode_blob)."""
         from nnvm.targets.gpu.cuda.launch_plan import encode_blob, launch_plan
-        from nnvm.targets.gpu.cuda.ptx import emit_ptx
+        from nnvm.targets.gpu.cuda.ptx import device_ir, emit_ptx
 
         plan = launch_plan(module, name)
-        ptx = emit_ptx(module, self.arch) if plan.launches else ""
-        return encode_blob(plan, ptx, self.arch)
+        if not plan.launches:
+            return encode_blob(plan, "", self.arch)
+        ptx = emit_ptx(module, self.arch)
+        nvvm_ir = str(device_ir(module)) if self.emulate else None
+        return encode_blob(plan, ptx, self.arch, nvvm_ir)
 
     def runtime(self, lib: Any) -> DeviceRuntime:
+        if self.emulate:
+            from nnvm.targets.gpu.cuda.host_emulator import EmulatedCudaRuntime
+
+            return EmulatedCudaRuntime(lib)
         from nnvm.targets.gpu.cuda.runtime import CudaRuntime
 
         return CudaRuntime(lib, self.device)
