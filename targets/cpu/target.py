@@ -144,7 +144,7 @@ class CPUTarget(Target):
         from nnvm.targets.cpu.schedules import MIN_PARALLEL_WORK, default_schedule
 
         work = MIN_PARALLEL_WORK if min_parallel_work is None else min_parallel_work
-        return default_schedule(fn, self.vector_bits, work)
+        return default_schedule(fn, self.vector_bits, work if self.capabilities.threads else None)
 
     def emit_kernel(self, module: Any, name: str) -> bytes:
         from nnvm.targets.llvm.compile import emit_object

@@ -31,7 +31,9 @@ TEMPLATES: dict[str, Template] = {
 
 
 def default_schedule(
-    fn: func.FuncOp, vector_bits: int = NATIVE_BITS, min_parallel_work: int = MIN_PARALLEL_WORK
+    fn: func.FuncOp,
+    vector_bits: int = NATIVE_BITS,
+    min_parallel_work: int | None = MIN_PARALLEL_WORK,
 ) -> ScheduleOp:
     scheduler = KernelScheduler(fn, vector_bits, min_parallel_work, TEMPLATES)
     prims = scheduler.plan(templates=True)

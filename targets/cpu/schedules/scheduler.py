@@ -60,7 +60,7 @@ class KernelScheduler:
         self,
         fn: func.FuncOp,
         vector_bits: int = NATIVE_BITS,
-        min_parallel_work: int = MIN_PARALLEL_WORK,
+        min_parallel_work: int | None = MIN_PARALLEL_WORK,
         templates: dict[str, Template] | None = None,
     ):
         self.fn = fn
@@ -159,7 +159,10 @@ class KernelScheduler:
 
     def parallel(self, name: str, axis: str, op: ComputeOp) -> None:
         """Run `axis` of stage `name` on the thread pool, unless the op's work is too small to
-        pay for the fork/join (a recurrence's per-step stages, a small model's kernels)."""
+        pay for the fork/join (a recurrence's per-step stages, a small model's kernels) or the
+        target has no threads (min_parallel_work None)."""
+        if self.min_parallel_work is None:
+            return
         work = 1
         for d in (*op.shape, *op.reduce_shape):
             work *= d
