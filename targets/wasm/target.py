@@ -18,8 +18,6 @@ from nnvm.support.target import Capabilities
 from nnvm.targets.cpu.target import MATMUL_PANEL, CPUTarget
 
 WASM_TRIPLE = "wasm32-unknown-unknown"
-NO_PARALLEL = 1 << 62
-"""min_parallel_work that no kernel reaches: wasm code runs on one thread."""
 SCRATCH_ALLOC = re.compile(r'@"?aligned_alloc"?\(')
 """The kernels' scratch allocator (i64 size and alignment); nnvm_wasm.c defines it for wasm32."""
 
@@ -75,11 +73,6 @@ class WasmTarget(CPUTarget):
         return tgt.create_target_machine(
             cpu=self.cpu, features=self.features, opt=self.opt_level, codemodel="default"
         )
-
-    def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:
-        from nnvm.targets.cpu.schedules import default_schedule
-
-        return default_schedule(fn, self.vector_bits, NO_PARALLEL)
 
     def emit_kernel(self, module: Any, name: str) -> bytes:
         from nnvm.targets.llvm.compile import emit_object
