@@ -1,0 +1,198 @@
+"""The CUDA target on the Target seam without a GPU: its target string, its blobs and launch
+plans, driver errors named by CUresult, libcuda never loaded by importing or building, and whole
+models built for `cuda -emulate` (the CUDA lowering run on the host) matching the CPU."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nnvm
+from nnvm.compiler import build
+from nnvm.frontend import from_onnx
+from nnvm.runtime import graph_runtime
+from nnvm.support.errors import UserError
+from nnvm.support.target import parse_target
+from nnvm.targets.gpu.cuda import driver as cuda_driver
+from nnvm.targets.gpu.cuda.host_emulator import host_ir
+from nnvm.targets.gpu.cuda.launch_plan import (
+    Copy,
+    Launch,
+    LaunchPlan,
+    decode_blob,
+    encode_blob,
+    launch_plan,
+)
+from nnvm.targets.gpu.cuda.target import CudaTarget
+from nnvm.testing import onnx_models
+
+
+@pytest.fixture(autouse=True)
+def kernel_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "description"),
+    [
+        ("cuda", "cuda -arch=sm_90"),
+        ("cuda -arch=sm_90", "cuda -arch=sm_90"),
+        ("cuda -arch=sm_80", "cuda -arch=sm_80"),
+        ("nvptx -arch=sm_80", "cuda -arch=sm_80"),
+        ("cuda -arch=sm_80 -device=1 -emulate", "cuda -arch=sm_80 -device=1 -emulate"),
+    ],
+)
+def test_target_strings(spec: str, description: str) -> None:
+    t = parse_target(spec)
+    assert isinstance(t, CudaTarget)
+    assert t.description == description
+    assert parse_target(t.description) == t
+    assert t.capabilities.device_kind == "gpu" and t.capabilities.bind
+    assert not t.is_host
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cuda -arch=sm_70", "unknown CUDA architecture 'sm_70'"),
+        ("cuda -arch=", "unknown cuda target option '-arch='"),
+        ("cuda -fast", "unknown cuda target option '-fast'"),
+    ],
+)
+def test_bad_target_strings(spec: str, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        parse_target(spec)
+
+
+def test_cuda_is_a_device_target_not_a_host() -> None:
+    module, params = from_onnx(onnx_models.mlp())
+    with pytest.raises(UserError, match="device target"):
+        build(module, target="cuda", params=params)
+
+
+def test_blob_round_trip_and_bad_blobs() -> None:
+    plan = LaunchPlan(
+        3,
+        (64,),
+        (b"\x00\x01\x02",),
+        (
+            Launch("k", (4, 1, 1), (256, 1, 1), (("arg", 0), ("temp", 0), ("const", 0))),
+            Copy(("temp", 0), ("arg", 2), 64),
+        ),
+    )
+    got, ptx, arch = decode_blob(encode_blob(plan, ".version 8.0", "sm_80"))
+    assert (got, ptx, arch) == (plan, ".version 8.0", "sm_80")
+    for bad in (b"\xff", b"{}", b'{"format": "nnvm-cuda/1", "plan": {}}'):
+        with pytest.raises(UserError, match="not a CUDA kernel blob"):
+            decode_blob(bad)
+
+
+HOST_LOOP = """
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = te.compute "y" [i] = %x[i] * 2.0 : (tensor<64xf32>) -> tensor<64xf32>
+  te.schedule {
+  }
+  func.return %y : tensor<64xf32>
+}
+"""
+
+
+def test_a_host_loop_is_a_located_error() -> None:
+    """Without outline_all an unbound stage stays a host loop, which a device cannot run."""
+    from nnvm.lowering.te_to_gpu.lower_te_to_gpu import LowerTEToGpu
+    from nnvm.registry import make_context
+    from nnvm.support.diagnostics import parse_module
+
+    ctx = make_context()
+    module = parse_module(ctx, HOST_LOOP, "host.mlir")
+    LowerTEToGpu().apply(ctx, module)
+    with pytest.raises(UserError, match="scf.for in the host part of a GPU kernel") as err:
+        launch_plan(module, "f")
+    assert "host.mlir:" in err.value.format()
+
+
+def test_the_emulator_refuses_barriers() -> None:
+    ir = 'define ptx_kernel void @"k"(ptr %"a")\n{\n  call void @"llvm.nvvm.barrier0"()\n}\n'
+    with pytest.raises(UserError, match="block barrier"):
+        host_ir(ir, "x86_64-unknown-linux-gnu")
+
+
+class FakeLib:
+    """libcuda as far as CudaDriver's error path goes: cuMemAlloc fails."""
+
+    def cuInit(self, flags):
+        return 0
+
+    def cuGetErrorName(self, code, out):
+        out._obj.value = {2: b"CUDA_ERROR_OUT_OF_MEMORY"}.get(code)
+        return 0 if code == 2 else 1
+
+    def cuMemAlloc_v2(self, ptr, size):
+        return 2
+
+    def cuMemFree_v2(self, ptr):
+        return 999
+
+
+def test_driver_errors_name_the_call_and_the_cuda_result() -> None:
+    drv = cuda_driver.CudaDriver(FakeLib())  # type: ignore[arg-type]
+    with pytest.raises(
+        UserError, match="CUDA cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY: 1024 bytes"
+    ):
+        drv.alloc(1024)
+    with pytest.raises(UserError, match="CUDA cuMemFree failed with CUresult 999"):
+        drv.free(16)
+
+
+def test_no_driver_is_a_user_error(monkeypatch) -> None:
+    def missing(name, *a, **k):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(cuda_driver.CudaDriver, "_instance", None)
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    with pytest.raises(UserError, match=r"no CUDA driver on this machine \(libcuda.so.1"):
+        cuda_driver.CudaDriver.get()
+
+
+def test_importing_and_building_never_loads_libcuda(tmp_path) -> None:
+    code = (
+        "import nnvm, nnvm.compiler\n"
+        "from nnvm.frontend import from_onnx\n"
+        "from nnvm.testing import onnx_models\n"
+        "m, p = from_onnx(onnx_models.mlp())\n"
+        "g, lib, p = nnvm.compiler.build(m, params=p, devices=['cuda -arch=sm_80'])\n"
+        "assert all(n.device for n in g.nodes)\n"
+        "print('libcuda' in open('/proc/self/maps').read())\n"
+    )
+    env = {"NNVM_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+
+
+def _outputs(graph, lib, params, inputs):
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    m.set_input(**params)
+    m.run(**inputs)
+    return [m.get_output(k) for k in range(m.get_num_outputs())]
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "resnet_like", "transformer_encoder", "lstm_model"])
+def test_models_on_emulated_cuda_match_the_cpu(model_name: str) -> None:
+    model = getattr(onnx_models, model_name)()
+    inputs = onnx_models.random_inputs(model, seed=3)
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, params=params, devices=["cuda -emulate"])
+    assert graph.devices == ["cuda -arch=sm_90 -emulate"]
+    assert any(n.device for n in graph.nodes)
+    got = _outputs(graph, lib, p, inputs)
+    host_graph, host_lib, host_p = build(module, params=params)
+    want = _outputs(host_graph, host_lib, host_p, inputs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
