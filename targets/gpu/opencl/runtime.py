@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,7 +48,8 @@ class OpenCLRuntime(DeviceRuntime):
         self.queue = cl.CommandQueue(self.context)
         self.buffers: dict[int, Any] = {}
         self.next_handle = 1
-        self.loaded: dict[str, tuple[LaunchPlan, Any, list[Any]]] = {}
+        self.loaded: dict[str, tuple[LaunchPlan, dict[str, Any], list[Any]]] = {}
+        self.lock = threading.Lock()  # kernel objects hold their arguments: one launch at a time
 
     # -- buffers ------------------------------------------------------------------------
 
@@ -78,7 +80,7 @@ class OpenCLRuntime(DeviceRuntime):
             return self.sources[kernel]
         return self.lib.blob(kernel)
 
-    def _load(self, kernel: str) -> tuple[LaunchPlan, Any, list[Any]]:
+    def _load(self, kernel: str) -> tuple[LaunchPlan, dict[str, Any], list[Any]]:
         if kernel not in self.loaded:
             code, plan = read_blob(self._blob(kernel))
             try:
@@ -92,11 +94,16 @@ class OpenCLRuntime(DeviceRuntime):
                 else self.cl.Buffer(self.context, self.cl.mem_flags.READ_ONLY, 1)
                 for c in plan.consts
             ]
-            self.loaded[kernel] = (plan, program, consts)
+            kernels = {k.function_name: k for k in program.all_kernels()}
+            self.loaded[kernel] = (plan, kernels, consts)
         return self.loaded[kernel]
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
-        plan, program, consts = self._load(kernel)
+        with self.lock:
+            self._launch(kernel, handles)
+
+    def _launch(self, kernel: str, handles: Sequence[int]) -> None:
+        plan, kernels, consts = self._load(kernel)
         if len(handles) != plan.n_args:
             raise UserError(f"kernel {kernel} takes {plan.n_args} buffers, got {len(handles)}")
         cl = self.cl
@@ -109,11 +116,10 @@ class OpenCLRuntime(DeviceRuntime):
                         src, dst = pools[step.src[0]][step.src[1]], pools[step.dst[0]][step.dst[1]]
                         cl.enqueue_copy(self.queue, dst, src, byte_count=step.nbytes)
                     continue
-                fn = getattr(program, step.kernel)
-                args = [pools[kind][k] for kind, k in step.args]
-                local = step.block
+                fn = kernels[step.kernel]
+                fn.set_args(*[pools[kind][k] for kind, k in step.args])
                 glob = tuple(g * b for g, b in zip(step.grid, step.block, strict=True))
-                fn(self.queue, glob, local, *args)
+                cl.enqueue_nd_range_kernel(self.queue, fn, glob, step.block)
             self.queue.finish()
         except cl.Error as err:
             raise UserError(f"OpenCL failed running kernel {kernel}: {err}") from None
