@@ -14,6 +14,9 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "cpu": ("nnvm.runtime.graph_runtime", "cpu"),
+    "opencl": ("nnvm.runtime.graph_runtime", "opencl"),
+    "cuda": ("nnvm.runtime.graph_runtime", "cuda"),
+    "gpu": ("nnvm.runtime.graph_runtime", "gpu"),
     "set_num_threads": ("nnvm.threads", "set_num_threads"),
     "get_num_threads": ("nnvm.threads", "get_num_threads"),
 }
@@ -28,4 +31,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'nnvm' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "cpu", "set_num_threads", "get_num_threads"]
+__all__ = ["__version__", "cpu", "opencl", "cuda", "gpu", "set_num_threads", "get_num_threads"]

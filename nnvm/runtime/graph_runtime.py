@@ -49,7 +49,9 @@ ALIGNMENT = 64
 
 @dataclass(frozen=True)
 class Device:
-    """Where a model runs: only the CPU for now (`nnvm.cpu(0)`)."""
+    """Where a model runs: `nnvm.cpu(0)`, or a GPU the library's device kernels were built for
+    (`nnvm.opencl(0)`, `nnvm.cuda(0)`, `nnvm.gpu(0)`: any GPU target); the host CPU runs the
+    rest of the graph either way."""
 
     kind: str = "cpu"
     index: int = 0
@@ -60,6 +62,38 @@ class Device:
 
 def cpu(index: int = 0) -> Device:
     return Device("cpu", index)
+
+
+def opencl(index: int = 0) -> Device:
+    return Device("opencl", index)
+
+
+def cuda(index: int = 0) -> Device:
+    return Device("cuda", index)
+
+
+def gpu(index: int = 0) -> Device:
+    return Device("gpu", index)
+
+
+def _check_device(device: Device, graph: ExecutorGraph) -> None:
+    """A GPU device needs kernels of the library built for it (the build's `devices`)."""
+    if device.kind == "cpu":
+        return
+    from nnvm.support.target import parse_target
+
+    for spec in graph.devices:
+        target = parse_target(spec)
+        kind_ok = target.kind == device.kind or (
+            device.kind == "gpu" and target.capabilities.device_kind == "gpu"
+        )
+        if kind_ok and getattr(target, "device", 0) == device.index:
+            return
+    built = ", ".join(graph.devices) or "none"
+    raise UserError(
+        f"device {device}: the library has no kernels built for it (its device targets: "
+        f"{built}); build with devices=['{device.kind}'] (an index above 0: '-device=N')"
+    )
 
 
 def aligned_empty(shape, dtype, alignment: int = ALIGNMENT, what: str = "a buffer") -> np.ndarray:
@@ -188,8 +222,9 @@ class GraphModule:
         self.graph = _as_graph(graph)
         self.lib = lib = _as_module(lib)
         self.device = device or cpu(0)
-        if self.device.kind != "cpu":
-            raise UserError(f"device {self.device} is not supported; use nnvm.cpu(0)")
+        if self.device.kind not in ("cpu", "opencl", "cuda", "gpu"):
+            raise UserError(f"device {self.device} is not supported; use nnvm.cpu(0) or a GPU")
+        _check_device(self.device, self.graph)
         if self.graph.model_hash != lib.model_hash:
             raise UserError(
                 f"graph (model {self.graph.model_hash or '?'}) and library (model "
