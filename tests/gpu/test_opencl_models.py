@@ -1,0 +1,61 @@
+"""Whole models built with devices=["opencl"] run every kernel on the OpenCL device (PoCL in
+CI) and match the CPU-only build; nnvm.opencl(0) selects those kernels, a device the library
+was not built for is a UserError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from opencl_harness import requires_opencl
+
+import nnvm
+from nnvm.compiler import build
+from nnvm.frontend import from_onnx
+from nnvm.runtime import graph_runtime
+from nnvm.support.errors import UserError
+from nnvm.testing import onnx_models
+
+pytestmark = requires_opencl
+
+
+@pytest.fixture(autouse=True)
+def kernel_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
+
+
+def _outputs(graph, lib, params, inputs, device=None, debug=False):
+    m = graph_runtime.create(graph, lib, device, debug=debug)
+    m.set_input(**params)
+    m.run(**inputs)
+    return [m.get_output(k) for k in range(m.get_num_outputs())]
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "resnet_like"])
+def test_model_on_opencl_matches_cpu(model_name: str) -> None:
+    model = getattr(onnx_models, model_name)()
+    inputs = onnx_models.random_inputs(model, seed=3)
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
+    assert graph.devices == ["opencl"]
+    assert all(n.device == "opencl" for n in graph.nodes), "every kernel placed on the GPU"
+    got = _outputs(graph, lib, p, inputs, nnvm.opencl(0))
+    host_graph, host_lib, host_p = build(module, target="llvm", params=params)
+    want = _outputs(host_graph, host_lib, host_p, inputs, nnvm.cpu(0))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+    debug = _outputs(graph, lib, p, inputs, nnvm.gpu(0), debug=True)  # kernel by kernel
+    for g, w in zip(debug, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+
+
+def test_device_without_kernels_is_an_error() -> None:
+    model = onnx_models.mlp()
+    module, params = from_onnx(model)
+    graph, lib, _ = build(module, target="llvm", params=params)
+    with pytest.raises(UserError, match="no kernels built for it"):
+        graph_runtime.create(graph, lib, nnvm.opencl(0))
+    graph, lib, _ = build(module, target="llvm", params=params, devices=["opencl"])
+    with pytest.raises(UserError, match="no kernels built for it"):
+        graph_runtime.create(graph, lib, nnvm.cuda(0))
+    with pytest.raises(UserError, match="no kernels built for it"):
+        graph_runtime.create(graph, lib, nnvm.opencl(1))
