@@ -18,7 +18,8 @@ import numpy as np
 
 from nnvm.support.errors import UserError
 from nnvm.support.target import DeviceRuntime
-from nnvm.targets.gpu.cuda.launch_plan import Launch, LaunchPlan, decode_blob
+from nnvm.targets.gpu.cuda.blob import decode_blob
+from nnvm.targets.gpu.launch_plan import Launch, LaunchPlan
 
 SREGS = [f"{r}.{d}" for r in ("tid", "ctaid", "ntid", "nctaid") for d in "xyz"]
 _KERNEL = re.compile(r'define ptx_kernel void @"?([\w.$]+)"?\(([^)]*)\)')
@@ -149,16 +150,14 @@ class EmulatedCudaRuntime(DeviceRuntime):
 
 def load_emulated(blob: bytes, kernel: str) -> EmulatedKernel:
     """JIT a blob's kernels for the host (the blob must come from `cuda -emulate`)."""
-    import json
-
     from nnvm.targets.cpu.target import host_target
     from nnvm.targets.llvm.compile import compile_jit
 
-    plan, _, _ = decode_blob(blob)
-    nvvm_ir = json.loads(blob.decode()).get("llvm_ir")
+    plan, _, _, nvvm_ir = decode_blob(blob)
+    launches = [s for s in plan.steps if isinstance(s, Launch)]
     temps = [np.zeros(max(n, 1), np.uint8) for n in plan.temps]
     consts = [np.frombuffer(bytearray(c), np.uint8) for c in plan.consts]
-    if not plan.launches:
+    if not launches:
         return EmulatedKernel(plan, {}, temps, consts, None)
     if nvvm_ir is None:
         raise UserError(f"{kernel}: the blob has no LLVM IR (build it for 'cuda -emulate')")
@@ -166,7 +165,7 @@ def load_emulated(blob: bytes, kernel: str) -> EmulatedKernel:
     text, arity = host_ir(nvvm_ir, target.triple)
     module = compile_jit(text, target)
     grids = {}
-    for step in plan.launches:
+    for step in launches:
         n = arity[step.kernel]
         ftype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n + 1)))
         grids[step.kernel] = ftype(module.address_of(f"nnvm.emu.grid.{step.kernel}"))
@@ -183,11 +182,11 @@ def run_plan(k: EmulatedKernel, handles: Sequence[int]) -> None:
     }
     for step in k.plan.steps:
         if isinstance(step, Launch):
-            ptrs = [spaces[kind][i] for kind, i in step.buffers]
+            ptrs = [spaces[kind][i] for kind, i in step.args]
             dims = np.array([*step.grid, *step.block], np.int32)
             k.grids[step.kernel](*ptrs, dims.ctypes.data)
         else:
-            dst, src = (spaces[kind][i] for kind, i in (step.dest, step.source))
+            dst, src = (spaces[kind][i] for kind, i in (step.dst, step.src))
             ctypes.memmove(dst, src, step.nbytes)
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from nnvm.support.errors import UserError
 from nnvm.support.target import DeviceRuntime
+from nnvm.targets.gpu.cuda.blob import decode_blob
 from nnvm.targets.gpu.cuda.driver import CudaDriver
-from nnvm.targets.gpu.cuda.launch_plan import Launch, LaunchPlan, decode_blob
+from nnvm.targets.gpu.launch_plan import Launch, LaunchPlan
 
 
 @dataclass
@@ -57,9 +58,13 @@ class CudaRuntime(DeviceRuntime):
     def load(self, kernel: str) -> LoadedKernel:
         found = self.kernels.get(kernel)
         if found is None:
-            plan, ptx, _ = decode_blob(self.lib.blob(kernel))
+            plan, ptx, _, _ = decode_blob(self.lib.blob(kernel))
             module = self.driver.load_module(ptx)
-            functions = {x.kernel: self.driver.function(module, x.kernel) for x in plan.launches}
+            functions = {
+                x.kernel: self.driver.function(module, x.kernel)
+                for x in plan.steps
+                if isinstance(x, Launch)
+            }
             temps = [self.driver.alloc(n) for n in plan.temps]
             consts = []
             for data in plan.consts:
@@ -77,10 +82,10 @@ class CudaRuntime(DeviceRuntime):
         spaces = {"arg": handles, "temp": k.temps, "const": k.consts}
         for step in k.plan.steps:
             if isinstance(step, Launch):
-                ptrs = [spaces[kind][i] for kind, i in step.buffers]
+                ptrs = [spaces[kind][i] for kind, i in step.args]
                 self.driver.launch(k.functions[step.kernel], step.grid, step.block, ptrs)
             else:
-                dst, src = (spaces[kind][i] for kind, i in (step.dest, step.source))
+                dst, src = (spaces[kind][i] for kind, i in (step.dst, step.src))
                 self.driver.copy_on_device(dst, src, step.nbytes)
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
