@@ -1,6 +1,6 @@
 """Linking for the wasm target: the generated entry point and nnvm_wasm.c compiled by clang for
-wasm32, the kernel objects, wasi-libc's libm/libc (math and memcpy, no imports), one `.wasm`
-by wasm-ld with an exported memory."""
+wasm32, the kernel objects, wasi-libc's libm/libc (math, malloc, memcpy; no imports) and
+compiler-rt's builtins, linked by wasm-ld into one `.wasm` with an exported memory."""
 
 from __future__ import annotations
 
@@ -37,6 +37,18 @@ def wasi_libs() -> list[str]:
     if not all(p.exists() for p in libs):
         raise UserError("the wasm target needs wasi-libc's libm.a (apt-get install wasi-libc)")
     return [str(p) for p in libs]
+
+
+def builtins_lib() -> str:
+    """compiler-rt's wasm32 builtins (half-float conversions and the like the kernels call)."""
+    cmd = [wasm_clang(), "--target=wasm32-wasi", "-rtlib=compiler-rt", "-print-libgcc-file-name"]
+    path = subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    if not path or not Path(path).exists():
+        raise UserError(
+            "the wasm target needs compiler-rt's wasm32 builtins "
+            "(apt-get install libclang-rt-19-dev-wasm32)"
+        )
+    return path
 
 
 def _run(cmd: list[str], what: str) -> None:
@@ -94,6 +106,7 @@ def link_wasm_module(graph: Any, objects: list[bytes], out: Path, target: Any) -
             str(out),
             *map(str, inputs),
             *wasi_libs(),
+            builtins_lib(),
         ],
         f"linking {out.name}",
     )

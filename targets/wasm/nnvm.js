@@ -279,8 +279,8 @@ export class Model {
 
   /** Run the model; `inputs` (optional) maps names to typed arrays. Returns every output. */
   run(inputs = {}) {
-    for (const [name, value] of Object.entries(inputs)) this.setInput(name, value);
     if (!this._paramsLoaded) throw new NNVMError("run: load the params first (model.loadParams)");
+    for (const [name, value] of Object.entries(inputs)) this.setInput(name, value);
     const unset = this.inputs.filter((_, k) => !this._inputSet[k]).map((s) => JSON.stringify(s.name));
     if (unset.length) throw new NNVMError(`run: input ${unset.join(", ")} not set`);
     let rc;

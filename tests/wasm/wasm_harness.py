@@ -1,6 +1,6 @@
 """Running models on the wasm target in tests: build(target="wasm"), export model.wasm and
 model.params, run them under node through nnvm.js (run_node.js), read the outputs back.
-`requires_wasm` skips where node, clang, wasm-ld or wasi-libc is missing."""
+`requires_wasm` skips where node, clang, wasm-ld, wasi-libc or compiler-rt is missing."""
 
 from __future__ import annotations
 
@@ -42,12 +42,13 @@ def missing_tools() -> str | None:
         return "needs node (apt-get install nodejs)"
     if version < NODE_MIN:
         return f"needs node >= {NODE_MIN[0]}.{NODE_MIN[1]} (found {version})"
-    from nnvm.targets.wasm.link import wasi_libs, wasm_clang, wasm_ld
+    from nnvm.targets.wasm.link import builtins_lib, wasi_libs, wasm_clang, wasm_ld
 
     try:
         wasm_clang()
         wasm_ld()
         wasi_libs()
+        builtins_lib()
     except UserError as err:
         return str(err)
     return None
