@@ -182,3 +182,27 @@ def test_emulated_kernels_match_numpy(name: str) -> None:
     out = np.full(types[-1].get_shape(), np.nan, np.float32)
     run_plan(kernel, [a.ctypes.data for a in arrays] + [out.ctypes.data])
     np.testing.assert_allclose(out, REFERENCE[name](*arrays), rtol=1e-5, atol=1e-5)
+
+
+def test_ptxas_is_found_in_the_nvcc_wheel(tmp_path, monkeypatch) -> None:
+    """No ptxas on PATH: the one the nvidia-cuda-nvcc wheel installs (nvidia/cu13/bin/ptxas in
+    the `nvidia` namespace package) is used; NNVM_PTXAS names one explicitly."""
+    import sys
+
+    fake = tmp_path / "nvidia" / "cu13" / "bin" / "ptxas"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("NNVM_PTXAS", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    for name in [m for m in sys.modules if m == "nvidia" or m.startswith("nvidia.")]:
+        monkeypatch.delitem(sys.modules, name)
+    find_ptxas.cache_clear()
+    try:
+        assert find_ptxas() == str(fake)
+        monkeypatch.setenv("NNVM_PTXAS", str(tmp_path / "nowhere"))
+        find_ptxas.cache_clear()
+        assert find_ptxas() is None
+    finally:
+        find_ptxas.cache_clear()

@@ -26,7 +26,8 @@ def find_ptxas() -> str | None:
     if found:
         return found
     spec = importlib.util.find_spec("nvidia")
-    for root in spec.submodule_search_locations or [] if spec else []:
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
         for candidate in sorted(Path(root).glob("*/bin/ptxas")):
             if os.access(candidate, os.X_OK):
                 return str(candidate)
