@@ -8,11 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from wasm_harness import build_wasm, requires_wasm, run_js, run_node
+from wasm_harness import build_wasm, on_cpu, requires_wasm, run_js, run_node
 
-from nnvm.compiler import build
 from nnvm.frontend import from_onnx
-from nnvm.runtime import graph_runtime
 from nnvm.testing import onnx_models
 
 pytestmark = requires_wasm
@@ -24,15 +22,6 @@ SLOW = ["mobilenet_like", "lstm_model"]
 @pytest.fixture(autouse=True)
 def private_kernel_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
-
-
-def on_cpu(model, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    module, params = from_onnx(model)
-    graph, lib, params = build(module, target="llvm", params=params)
-    m = graph_runtime.create(graph, lib)
-    m.set_input(**params)
-    m.run(**inputs)
-    return [m.get_output(k) for k in range(len(graph.outputs))]
 
 
 def check_model(name: str, folder: Path, target: str = "wasm") -> dict:

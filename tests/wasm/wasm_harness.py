@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from nnvm.compiler import build, save_param_dict
+from nnvm.frontend import from_onnx
+from nnvm.runtime import graph_runtime
 from nnvm.support.errors import UserError
 
 WASM_DIR = Path(str(resources.files("nnvm.targets.wasm")))
@@ -120,3 +122,13 @@ def run_js(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     path = cwd / "script.mjs"
     path.write_text(script)
     return subprocess.run(["node", str(path)], capture_output=True, text=True, cwd=cwd)
+
+
+def on_cpu(model: Any, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The ONNX model's outputs built for the CPU target (the reference the wasm runs match)."""
+    module, params = from_onnx(model)
+    graph, lib, params = build(module, target="llvm", params=params)
+    m = graph_runtime.create(graph, lib)
+    m.set_input(**params)
+    m.run(**inputs)
+    return [m.get_output(k) for k in range(len(graph.outputs))]
