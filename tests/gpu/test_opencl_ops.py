@@ -4,11 +4,12 @@ bound axis has a masked tail."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 import pytest
-from opencl_harness import check_opencl, op_module, random_inputs, requires_opencl
+from opencl_harness import check_opencl, lower_for_opencl, op_module, random_inputs, requires_opencl
 from xdsl.dialects.builtin import f32, i1, i32, i64
 
 from nnvm.dialects.nnvm import binary, conv, elementwise, nn, pooling, reduce
@@ -160,3 +161,26 @@ REDUCE = [
 @pytest.mark.parametrize(("cls", "props", "elt"), REDUCE, ids=lambda v: getattr(v, "name", None))
 def test_reduce(cls: type, props: dict[str, Any], elt: Any) -> None:
     check_opencl(op_module(cls, [t((4, 6, 35), elt)], **props), rtol=1e-4, atol=1e-4)
+
+
+LONG_ROWS = [
+    (nn.SoftmaxOp, [(7, 1000)], {}),
+    (nn.LayerNormOp, [(5, 768), (768,), (768,)], {}),
+    (reduce.ReduceSumOp, [(2, 5001)], {"axes": (1,)}),
+    (reduce.ReduceMaxOp, [(3, 7, 600)], {"axes": (1, 2)}),
+    (reduce.ArgMaxOp, [(2, 5000)], {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "shapes", "props"), LONG_ROWS, ids=lambda v: getattr(v, "name", None)
+)
+def test_long_rows_reduce_across_a_block(
+    cls: type, shapes: list[tuple[int, ...]], props: dict[str, Any]
+) -> None:
+    """Few outputs, long rows: each row is split over a block's threads (an rfactor stage, its
+    own kernel) before the per-output reduction of the partials; the row tails are masked."""
+    m = op_module(cls, [t(s) for s in shapes], **props)
+    code = json.loads(lower_for_opencl(m))["code"]
+    assert "_rf(" in code, "the row is reduced across a block"
+    check_opencl(m, rtol=1e-4, atol=1e-4)

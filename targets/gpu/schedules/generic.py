@@ -1,5 +1,6 @@
 """The GPU generic schedules: a root stage's spatial axes fused and split into blocks of
-`block` threads (one output element per thread, a reduction a serial loop in it)."""
+`block` threads (one output element per thread, a reduction a serial loop in it); a long
+reduction into few outputs is split across a block's threads first (rfactor: a row per block)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 
 from nnvm.dialects.te.ops import ComputeOp
-from nnvm.dialects.te.schedule import BindOp, FuseOp, SplitOp
+from nnvm.dialects.te.schedule import BindOp, FuseOp, RFactorOp, SplitOp
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, Template
 
 BLOCK = 256
 """Threads per block of the generic schedules."""
+FEW_OUTPUTS = 2048
+"""A reduction into fewer outputs than this (and whose innermost reduction axis has at least
+two blocks' worth) splits each row over a block of threads: one thread per output would leave
+most of a GPU idle (a softmax row, a global pool)."""
 
 
 def bind(stage: str, axis: str, index: str) -> BindOp:
@@ -57,4 +62,26 @@ class GpuScheduler(KernelScheduler):
         self.flat(name, list(op.spatial_names), list(op.shape))
 
     def reduction(self, name: str, op: ComputeOp) -> None:
-        self.flat(name, list(op.spatial_names), list(op.shape))
+        spatial, shape = list(op.spatial_names), list(op.shape)
+        if math.prod(shape) < FEW_OUTPUTS and op.reduce_shape[-1] >= 2 * self.block:
+            self.across_threads(name, op)
+        self.flat(name, spatial, shape)
+
+    def across_threads(self, name: str, op: ComputeOp) -> None:
+        """Row per block: the innermost reduction axis split by the block size, its inner part
+        rfactored into `name.rf` (a partial result per thread, bound to threadIdx.x, each
+        thread striding over the row so neighbours read neighbouring elements); `name` then
+        reduces the block's partials."""
+        k = op.reduce_names[-1]
+        rf = f"{name}.rf"
+        p = self.prims
+        p.append(SplitOp.make(name, k, self.block, None, f"{k}.o", f"{k}.i"))
+        p.append(RFactorOp.make(name, f"{k}.i", rf))
+        spatial = list(op.spatial_names)
+        if spatial:
+            row = spatial[0]
+            if len(spatial) > 1:
+                row = f"{rf}.row"
+                p.append(FuseOp.make(rf, spatial, row))
+            p.append(bind(rf, row, "blockIdx.x"))
+        p.append(bind(rf, f"{k}.i", "threadIdx.x"))
