@@ -59,3 +59,19 @@ def test_device_without_kernels_is_an_error() -> None:
         graph_runtime.create(graph, lib, nnvm.cuda(0))
     with pytest.raises(UserError, match="no kernels built for it"):
         graph_runtime.create(graph, lib, nnvm.opencl(1))
+
+
+def test_exported_library_carries_the_opencl_kernels(tmp_path) -> None:
+    """export_library packs the OpenCL C and launch plans beside the host code: a library
+    loaded in place of the build's runs on nnvm.opencl(0) with the same results."""
+    model = onnx_models.mlp()
+    inputs = onnx_models.random_inputs(model, seed=4)
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
+    lib.export_library(str(tmp_path / "model.so"))
+    (tmp_path / "graph.json").write_text(graph.to_json())
+    loaded = nnvm.runtime.load_module(str(tmp_path / "model.so"))
+    got = _outputs(str(tmp_path / "graph.json"), loaded, p, inputs, nnvm.opencl(0))
+    want = _outputs(graph, lib, p, inputs, nnvm.opencl(0))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
