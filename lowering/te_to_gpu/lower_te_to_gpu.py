@@ -28,6 +28,7 @@ from nnvm.lowering.te_to_loops.emitter import Scope, Val
 from nnvm.lowering.te_to_loops.kernel import NATIVE_BITS, KernelGenerator
 from nnvm.lowering.te_to_loops.lower_te_to_loops import lower_empty_kernel, rewrite_calls
 from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.target import Target, parse_target
 
 THREAD_INDICES = {
     f"{kind}.{d}": (kind, d) for kind in ("blockIdx", "threadIdx") for d in ("x", "y", "z")
@@ -208,13 +209,19 @@ def _sym(name: str) -> str:
 
 
 def lower_kernel_to_gpu(
-    fn: func.FuncOp, module: ModuleOp, max_threads: int, outline_all: bool = False
+    fn: func.FuncOp,
+    module: ModuleOp,
+    max_threads: int,
+    outline_all: bool = False,
+    target: Target | None = None,
 ) -> None:
     if all(0 in t.get_shape() for t in fn.function_type.outputs.data):  # type: ignore[attr-defined]
         lower_empty_kernel(fn)
         return
     state = ScheduleState(fn)
     state.apply_all()
+    if target is not None:
+        target.check_schedule(state)
     for stage in state.stages:
         for v in stage.leaves:
             bound_index(v)
@@ -233,12 +240,17 @@ class LowerTEToGpu(ModulePass):
     """Outline unbound root stages too (as one-thread kernels), so the host function only
     allocates and launches: what a device target needs; off, they stay host loops."""
 
+    target: str | Target | None = None
+    """The GPU target (object or target string) whose check_schedule rejects what its kernels
+    cannot run; None: no target check (the pass alone)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = None if self.target is None else parse_target(self.target)
         converted: dict[str, int] = {}
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration and is_te_kernel(fn):
                 n_inputs = len(fn.function_type.inputs.data)
-                lower_kernel_to_gpu(fn, op, self.max_threads, self.outline_all)
+                lower_kernel_to_gpu(fn, op, self.max_threads, self.outline_all, target)
                 converted[fn.sym_name.data] = n_inputs
         if converted:
             op.attributes["gpu.container_module"] = UnitAttr()

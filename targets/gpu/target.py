@@ -26,6 +26,8 @@ class GpuTarget(Target):
     kernels (every root stage is outlined, bound or not)."""
 
     kind: ClassVar[str] = "gpu"
+    vectors: ClassVar[bool] = False
+    """te.vectorize is legal (the device code has vector types for the vector ops)."""
     max_threads: int = MAX_THREADS
     max_shared_bytes: int = MAX_SHARED_BYTES
 
@@ -56,8 +58,29 @@ class GpuTarget(Target):
         return [
             LowerToTE(target=self),
             ApplyDefaultSchedulePass(target=self),
-            LowerTEToGpu(max_threads=self.max_threads, outline_all=True),
+            LowerTEToGpu(max_threads=self.max_threads, outline_all=True, target=self),
         ]
+
+    def check_schedule(self, state: Any) -> None:
+        """Besides bind / tensorize legality: no thread-pool loops inside a kernel, and
+        vectors only where the subclass prints them (a DiagnosticError at the primitive)."""
+        from nnvm.support.diagnostics import DiagnosticError
+
+        super().check_schedule(state)
+        for stage in state.stages:
+            for v in stage.leaves:
+                if v.annotation == "parallel":
+                    raise DiagnosticError(
+                        v.annotated_by,
+                        f"te.parallel: target '{self.kind}' runs no thread pool inside a kernel; "
+                        f"bind axis '{v.name}' to blockIdx.* or threadIdx.* instead",
+                    )
+                if v.annotation == "vectorize" and not self.vectors:
+                    raise DiagnosticError(
+                        v.annotated_by,
+                        f"te.vectorize: target '{self.kind}' does not print vector ops yet; "
+                        f"bind axis '{v.name}' or leave it a loop",
+                    )
 
     def default_schedule(self, fn: Any, **knobs: Any) -> Any:
         """The GPU strategy table's schedule (targets/gpu/schedules/); knobs: block (threads
