@@ -3,7 +3,7 @@ the median run latency of each, their ratio, the .wasm's size, and the time node
 compile and instantiate it (fresh processes). Reports numbers; asserts nothing.
 
     python -m bench.wasm [--models mlp,resnet_like,transformer_encoder] [--bench-sizes]
-                         [--runs 30] [--scalar]
+                         [--runs 30] [--scalar] [--native-also 'llvm -mcpu=x86-64-v2']
 
 The default models are the test models (nnvm.testing.onnx_models); --bench-sizes takes the
 benchmark versions (bench.models: mlp, resnet18, bert2).
@@ -68,7 +68,7 @@ def _wasm(model, inputs: dict, folder: Path, target: str, runs: int) -> dict:
     }
 
 
-def _native_ms(model, inputs: dict, runs: int) -> float:
+def _native_ms(model, inputs: dict, runs: int, target: str = "llvm") -> float:
     import nnvm
     from nnvm.compiler import build
     from nnvm.frontend import from_onnx
@@ -77,7 +77,7 @@ def _native_ms(model, inputs: dict, runs: int) -> float:
 
     nnvm.set_num_threads(1)
     module, params = from_onnx(model)
-    graph, lib, params = build(module, target="llvm", params=params)
+    graph, lib, params = build(module, target=target, params=params)
     m = graph_runtime.create(graph, lib)
     m.set_input(**params)
     m.set_input(**inputs)
@@ -91,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bench-sizes", action="store_true", help="bench.models' full-size versions")
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--scalar", action="store_true", help="also time a -mattr=-simd128 build")
+    p.add_argument(
+        "--native-also",
+        default="",
+        help="a second native target to time, e.g. 'llvm -mcpu=x86-64-v2' (128-bit SSE)",
+    )
     args = p.parse_args(argv)
 
     from nnvm.testing import onnx_models
@@ -103,8 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         makers = {n: getattr(onnx_models, n) for n in args.models.split(",")}
     tmp = Path(tempfile.mkdtemp(prefix="bench-wasm-"))
-    head = "| model | native 1 thread ms | wasm node ms | ratio |"
-    rule = "|---|---:|---:|---:|"
+    head = "| model | native 1 thread ms |"
+    rule = "|---|---:|"
+    if args.native_also:
+        head += f" {args.native_also} ms |"
+        rule += "---:|"
+    head += " wasm node ms | ratio |"
+    rule += "---:|---:|"
     if args.scalar:
         head += " wasm no-SIMD ms |"
         rule += "---:|"
@@ -115,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         model = make()
         inputs = onnx_models.random_inputs(model, seed=0)
         native = _native_ms(model, inputs, args.runs)
+        row = f"| {name} | {native:.3f} |"
+        if args.native_also:
+            row += f" {_native_ms(model, inputs, args.runs, args.native_also):.3f} |"
         wasm = _wasm(model, inputs, tmp / name, "wasm", args.runs)
-        row = f"| {name} | {native:.3f} | {wasm['run_ms']:.3f} | {wasm['run_ms'] / native:.2f}x |"
+        row += f" {wasm['run_ms']:.3f} | {wasm['run_ms'] / native:.2f}x |"
         if args.scalar:
             scalar = _wasm(model, inputs, tmp / f"{name}-scalar", "wasm -mattr=-simd128", args.runs)
             row += f" {scalar['run_ms']:.3f} |"
