@@ -22,6 +22,7 @@ from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.gpu_to_llvm.device_math import DEVICE_MATH_TABLE
 from nnvm.lowering.to_llvm.conversion import Handler, apply_table
 from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
 from nnvm.lowering.to_llvm.convert_arith_to_llvm import ConvertArithToLLVM
@@ -68,6 +69,39 @@ GPU_TABLE: dict[type[Operation], Handler] = {
 }
 
 
+NVPTX_INTRINSICS = (
+    "llvm.nvvm.", "llvm.fmuladd.", "llvm.fma.", "llvm.fabs.", "llvm.sqrt.", "llvm.floor.",
+    "llvm.ceil.", "llvm.trunc.", "llvm.round.", "llvm.roundeven.", "llvm.rint.", "llvm.minnum.",
+    "llvm.maxnum.", "llvm.minimum.", "llvm.maximum.", "llvm.copysign.", "llvm.exp2.f32",
+    "llvm.smin.", "llvm.smax.", "llvm.umin.", "llvm.umax.", "llvm.abs.", "llvm.ctlz.",
+    "llvm.cttz.", "llvm.ctpop.", "llvm.memcpy.", "llvm.memset.", "llvm.memmove.",
+)  # fmt: skip
+"""Intrinsics the NVPTX backend lowers itself; any other call would need a library PTX does not
+link (and some, llvm.sin.f32 or llvm.pow.f32, abort LLVM instead of failing)."""
+NO_DEVICE_OPS = (
+    llvm.FSinOp, llvm.FCosOp, llvm.FPowOp, llvm.FLogOp, llvm.FLog2Op, llvm.FExpOp
+)  # fmt: skip
+
+
+def check_device_calls(device: ModuleOp) -> None:
+    """A located error for the first call a PTX module could not resolve."""
+    defined = {
+        op.sym_name.data for op in device.ops if isinstance(op, llvm.FuncOp) and op.body.blocks
+    }
+    for op in device.walk():
+        what = None
+        if isinstance(op, llvm.CallIntrinsicOp) and not op.intrin.data.startswith(NVPTX_INTRINSICS):
+            what = op.intrin.data
+        elif isinstance(op, llvm.CallOp) and op.callee.string_value() not in defined:
+            what = op.callee.string_value()
+        elif isinstance(op, NO_DEVICE_OPS):
+            what = f"{op.name} on {op.results[0].type}"
+        if what is not None:
+            raise LoweringError(
+                op, f"convert-gpu-to-llvm: {what} has no GPU lowering (PTX links no math library)"
+            )
+
+
 def _as_func(kernel: gpu.FuncOp) -> func.FuncOp:
     """The gpu.func's body as a func.func of the same name and signature."""
     body = Region()
@@ -106,6 +140,7 @@ def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
             op.detach()
             device.body.block.add_op(op)
     apply_table(device, GPU_TABLE)
+    apply_table(device, DEVICE_MATH_TABLE)
     for p in (
         ConvertAffineToScf(),
         ConvertScfToCf(),
@@ -124,6 +159,7 @@ def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
         raise LoweringError(
             first, "convert-gpu-to-llvm could not lower: " + ", ".join(left) + " in a GPU kernel"
         )
+    check_device_calls(device)
     for op in list(module.body.block.ops):
         module.body.block.erase_op(op)
     for op in list(device.body.block.ops):

@@ -206,3 +206,55 @@ def test_ptxas_is_found_in_the_nvcc_wheel(tmp_path, monkeypatch) -> None:
         assert find_ptxas() is None
     finally:
         find_ptxas.cache_clear()
+
+
+UNARY = """
+func.func @f(%x: tensor<4096xf32>) -> tensor<4096xf32> {{
+  %y = te.compute "y" [i] = {expr} : (tensor<4096xf32>) -> tensor<4096xf32>
+  te.schedule {{
+    te.split "y" i by 256 -> (b, t)
+    te.bind "y" b to "blockIdx.x"
+    te.bind "y" t to "threadIdx.x"
+  }}
+  func.return %y : tensor<4096xf32>
+}}"""
+
+# expression, numpy reference, input range (log-spaced magnitudes too, where "tiny" is set)
+MATH = {
+    "sin": ("sin(%x[i])", np.sin, (-30.0, 30.0)),
+    "cos": ("cos(%x[i])", np.cos, (-30.0, 30.0)),
+    "tan": ("tan(%x[i])", np.tan, (-1.5, 1.5)),
+    "atan": ("atan(%x[i])", np.arctan, (-60.0, 60.0)),
+    "asin": ("asin(%x[i])", np.arcsin, (-1.0, 1.0)),
+    "acos": ("acos(%x[i])", np.arccos, (-1.0, 1.0)),
+    "sinh": ("sinh(%x[i])", np.sinh, (-12.0, 12.0)),
+    "cosh": ("cosh(%x[i])", np.cosh, (-12.0, 12.0)),
+    "asinh": ("asinh(%x[i])", np.arcsinh, (-300.0, 300.0)),
+    "acosh": ("acosh(%x[i])", np.arccosh, (1.0, 300.0)),
+    "atanh": ("atanh(%x[i])", np.arctanh, (-0.99, 0.99)),
+    "expm1": ("expm1(%x[i])", np.expm1, (-6.0, 6.0)),
+    "log1p": ("log1p(%x[i])", np.log1p, (-0.99, 20.0)),
+    "log2": ("log2(%x[i])", np.log2, (1e-3, 1e3)),
+    "pow": ("pow(%x[i], 2.5)", lambda x: np.power(x, 2.5), (0.0, 9.0)),
+    "pow_odd": ("pow(%x[i], 3.0)", lambda x: np.power(x, 3.0), (-4.0, 4.0)),
+    "atan2": ("atan2(%x[i], -0.5)", lambda x: np.arctan2(x, -0.5), (-5.0, 5.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_device_math_passes_ptxas_and_matches_numpy(name: str) -> None:
+    """NVPTX links no libm: these come from device_math.py (the emulator runs the same IR)."""
+    expr, ref, (lo, hi) = MATH[name]
+    ctx = make_context()
+    module = parse_module(ctx, UNARY.format(expr=expr), f"{name}.mlir")
+    LowerTEToGpu(outline_all=True).apply(ctx, module)
+    ConvertGpuToLLVM().apply(ctx, module)
+    if find_ptxas() is not None:
+        run_ptxas(emit_ptx(module, "sm_90"), "sm_90")
+    kernel = load_emulated(CudaTarget(emulate=True).emit_kernel(module, "f"), "f")
+    x = np.linspace(lo, hi, 4096, dtype=np.float32)
+    x[:7] = np.array([0.0, 1e-7, -1e-7, 1e-4, -1e-4, 0.5, -0.5], np.float32).clip(lo, hi)
+    out = np.empty_like(x)
+    run_plan(kernel, [x.ctypes.data, out.ctypes.data])
+    want = ref(x.astype(np.float64))
+    np.testing.assert_allclose(out, want, rtol=4e-6, atol=4e-7)
