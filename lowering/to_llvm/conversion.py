@@ -8,16 +8,13 @@ user is converted), so conversions can run alone and in any order.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
-from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.lowering.errors import located
 from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
@@ -27,29 +24,32 @@ Handler = Callable[[Operation, LLVMBuilder], Sequence[SSAValue] | None]
 """Emit the replacement of an op; return its llvm-typed results, or None to leave it alone."""
 
 
-class TableLowering(RewritePattern):
-    """Rewrites every op whose class has a handler in the table."""
-
-    def __init__(self, table: dict[type[Operation], Handler]):
-        self.table = table
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        handler = self.table.get(type(op))
-        if handler is None:
-            return
-        b = LLVMBuilder()
-        try:
-            results = handler(op, b)
-        except UserError as e:
-            raise located(op, e) from None
-        if results is None:
-            return
-        assert len(results) == len(op.results), f"{op.name}: wrong number of results"
-        new_results = [b.from_llvm(r, old.type) for r, old in zip(results, op.results, strict=True)]
-        for llvm_value, old in zip(results, op.results, strict=True):
-            if llvm_value.name_hint is None and not isinstance(llvm_value.owner, Block):
-                llvm_value.name_hint = old.name_hint
-        replace_op(rewriter, op, b.ops, new_results)
+def lower_op(
+    op: Operation, handler: Handler, lowered: dict[SSAValue, SSAValue]
+) -> list[Operation] | None:
+    """Insert what `handler` emits for `op` before it and record, in `lowered`, the llvm value
+    that stands for each of its results (a result whose type does not change is replaced at
+    once). `op` itself stays until `apply_table` erases it; returns the new ops, or None when
+    the handler left the op alone."""
+    b = LLVMBuilder(lowered)
+    try:
+        results = handler(op, b)
+    except UserError as e:
+        raise located(op, e) from None
+    if results is None:
+        return None
+    assert len(results) == len(op.results), f"{op.name}: wrong number of results"
+    for new_op in b.ops:
+        new_op.location = op.location
+    Rewriter.insert_op(b.ops, InsertPoint.before(op))
+    for new, old in zip(results, op.results, strict=True):
+        if new.name_hint is None and not isinstance(new.owner, Block):
+            new.name_hint = old.name_hint
+        if new.type == old.type:
+            old.replace_all_uses_with(new)
+        else:
+            lowered[old] = new
+    return b.ops
 
 
 def replace_op(
@@ -73,5 +73,34 @@ def replace_op(
 
 
 def apply_table(module: ModuleOp, table: dict[type[Operation], Handler]) -> None:
-    """Run a table lowering over the whole module, once per op (no fixpoint needed)."""
-    PatternRewriteWalker(TableLowering(table), apply_recursively=False).rewrite_module(module)
+    """Lower every op of the module that has a handler, once each, in one walk.
+
+    No pattern driver (a conversion needs no worklist, fixpoint or rewrite listeners) and no
+    casts between converted ops: a handler's `b.to_llvm(operand)` finds the llvm value that
+    stands for an already lowered operand in the walk's map. The replaced ops are erased at the
+    end; only their results that ops outside the table still use get a cast back to the old
+    type (which `reconcile-unrealized-casts` removes once those are lowered too). Ops a handler
+    emits are lowered too when the table has them."""
+    lowered: dict[SSAValue, SSAValue] = {}
+    replaced: list[Operation] = []
+    pending = deque(op for op in module.walk() if type(op) in table)
+    while pending:  # in walk order: a value's definition is lowered before its uses
+        op = pending.popleft()
+        if op.parent is None:  # erased by an earlier handler
+            continue
+        new_ops = lower_op(op, table[type(op)], lowered)
+        if new_ops is None:
+            continue
+        replaced.append(op)
+        pending.extendleft(reversed([o for o in new_ops if type(o) in table]))
+    for op in replaced:  # uses among replaced ops go first: they need no cast
+        op.operands = ()
+    for op in reversed(replaced):
+        if op.parent is None:  # erased by a later handler
+            continue
+        for old in op.results:
+            if old.uses:
+                cast = UnrealizedConversionCastOp.get([lowered[old]], [old.type])
+                Rewriter.insert_op(cast, InsertPoint.before(op))
+                old.replace_all_uses_with(cast.results[0])
+        Rewriter.erase_op(op)

@@ -48,7 +48,13 @@ class ConvertCfToLLVM(ModulePass):
     name = "convert-cf-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        blocks = [blk for inner in op.walk() for r in inner.regions for blk in list(r.blocks)[1:]]
-        for block in blocks:
-            retype_block_args(block)
+        retype_successor_block_args(op)
         apply_table(op, CF_TABLE)
+
+
+def retype_successor_block_args(module: ModuleOp) -> None:
+    """Non-entry block arguments take their llvm types (uses see casts back), before the
+    branches into them are lowered."""
+    blocks = [blk for inner in module.walk() for r in inner.regions for blk in list(r.blocks)[1:]]
+    for block in blocks:
+        retype_block_args(block)

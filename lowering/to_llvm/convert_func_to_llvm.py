@@ -136,7 +136,12 @@ class ConvertFuncToLLVM(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         apply_table(op, FUNC_TABLE)
-        PatternRewriteWalker(FuncToLLVM(), apply_recursively=False).rewrite_module(op)
+        convert_func_signatures(op)
+
+
+def convert_func_signatures(module: ModuleOp) -> None:
+    """func.func -> llvm.func (bare-pointer memref arguments), once their bodies are lowered."""
+    PatternRewriteWalker(FuncToLLVM(), apply_recursively=False).rewrite_module(module)
 
 
 __all__ = ["ConvertFuncToLLVM", "retype_block_args"]

@@ -5,6 +5,9 @@
     (xDSL), convert-math/vector/memref/arith/func/cf-to-llvm, [stage 'ops'],
     reconcile-unrealized-casts (xDSL)
 
+The six op conversions run as one walk over their merged tables (each is also a pass of its
+own, for nnvm-opt): one visit per op, and no casts between ops the walk converts.
+
 The result is pure llvm dialect (checked: anything left over is a user error naming the ops),
 ready for `nnvm.targets.llvm` or `mlir-translate --mlir-to-llvmir`.
 """
@@ -21,13 +24,14 @@ from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from nnvm.lowering.errors import LoweringError
+from nnvm.lowering.to_llvm.conversion import apply_table
 from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
-from nnvm.lowering.to_llvm.convert_arith_to_llvm import ConvertArithToLLVM
-from nnvm.lowering.to_llvm.convert_cf_to_llvm import ConvertCfToLLVM
-from nnvm.lowering.to_llvm.convert_func_to_llvm import ConvertFuncToLLVM
-from nnvm.lowering.to_llvm.convert_math_to_llvm import ConvertMathToLLVM
-from nnvm.lowering.to_llvm.convert_memref_to_llvm import ConvertMemRefToLLVM
-from nnvm.lowering.to_llvm.convert_vector_to_llvm import ConvertVectorToLLVM
+from nnvm.lowering.to_llvm.convert_arith_to_llvm import ARITH_TABLE
+from nnvm.lowering.to_llvm.convert_cf_to_llvm import CF_TABLE, retype_successor_block_args
+from nnvm.lowering.to_llvm.convert_func_to_llvm import FUNC_TABLE, convert_func_signatures
+from nnvm.lowering.to_llvm.convert_math_to_llvm import math_table
+from nnvm.lowering.to_llvm.convert_memref_to_llvm import MEMREF_TABLE
+from nnvm.lowering.to_llvm.convert_vector_to_llvm import VECTOR_TABLE
 from nnvm.support.plugins import registry
 
 
@@ -59,20 +63,20 @@ class ConvertToLLVM(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lowerable_signatures(op)
-        passes: list[ModulePass] = [
-            ConvertAffineToScf(),
-            *registered_conversions("loops"),
-            ConvertScfToCf(),
-            ConvertMathToLLVM(approximate=self.approximate_math),
-            ConvertVectorToLLVM(),
-            ConvertMemRefToLLVM(),
-            ConvertArithToLLVM(),
-            ConvertFuncToLLVM(),
-            ConvertCfToLLVM(),
-            *registered_conversions("ops"),
-            ReconcileUnrealizedCastsPass(),
-        ]
-        for p in passes:
+        for p in [ConvertAffineToScf(), *registered_conversions("loops"), ConvertScfToCf()]:
+            p.apply(ctx, op)
+        retype_successor_block_args(op)
+        table = {
+            **math_table(self.approximate_math),
+            **VECTOR_TABLE,
+            **MEMREF_TABLE,
+            **ARITH_TABLE,
+            **FUNC_TABLE,
+            **CF_TABLE,
+        }
+        apply_table(op, table)
+        convert_func_signatures(op)
+        for p in [*registered_conversions("ops"), ReconcileUnrealizedCastsPass()]:
             p.apply(ctx, op)
         left = leftover_ops(op)
         if left:

@@ -15,6 +15,7 @@ dialect that `mlir-translate` also accepts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -31,8 +32,10 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
+    i1,
     i32,
     i64,
 )
@@ -128,11 +131,37 @@ def to_llvm_fastmath(flags: Attribute | None) -> FastMathAttr:
     return FastMathAttr(names if names else None)
 
 
+def _new(
+    cls: type[Operation],
+    operands: Sequence[SSAValue],
+    results: Sequence[Attribute],
+    properties: dict[str, Attribute],
+) -> Operation:
+    """An op of class `cls` with exactly these operands, result types and properties, built
+    with `Operation.create`: the builder's arguments are right by construction, and IRDL's
+    keyword constructors re-check and convert every argument (about six times slower; most of
+    a kernel's lowering time went to them)."""
+    return cls.create(operands=operands, result_types=results, properties=properties)
+
+
+@cache
+def _int_attr(value: int, t: IntegerType) -> IntegerAttr:
+    """Attributes are immutable: one instance per integer constant and type."""
+    return IntegerAttr(value, t)
+
+
+_NO_FASTMATH = FastMathAttr(None)
+_GEP_ONE_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+_UNIT = UnitAttr()
+
+
 class LLVMBuilder:
     """Collects new llvm-dialect ops in order; patterns then insert or replace with `ops`."""
 
-    def __init__(self) -> None:
+    def __init__(self, lowered: dict[SSAValue, SSAValue] | None = None) -> None:
         self.ops: list[Operation] = []
+        self.lowered = lowered if lowered is not None else {}
+        """The llvm values standing for values whose ops a conversion walk already lowered."""
 
     def add_op(self, op: Operation) -> Operation:
         self.ops.append(op)
@@ -145,6 +174,9 @@ class LLVMBuilder:
     # ---- crossing between converted and unconverted values -------------------------------
     def to_llvm(self, value: SSAValue) -> SSAValue:
         """`value` with its llvm-dialect type, looking through a cast that made it."""
+        found = self.lowered.get(value)
+        if found is not None:
+            return found
         target = convert_type(value.type)
         if target == value.type:
             return value
@@ -181,9 +213,8 @@ class LLVMBuilder:
         if isinstance(e, AnyFloat):
             return self.emit(llvm.ConstantOp(FloatAttr(float(value), e), t))
         assert isinstance(e, IntegerType)
-        if e.width.data == 1:
-            return self.emit(llvm.ConstantOp(IntegerAttr(-1 if value else 0, e), t))
-        return self.emit(llvm.ConstantOp(IntegerAttr(int(value), e), t))
+        v = (-1 if value else 0) if e.width.data == 1 else int(value)
+        return self.emit(_new(llvm.ConstantOp, (), (t,), {"value": _int_attr(v, e)}))
 
     def i64(self, value: int) -> SSAValue:
         return self.const(value, i64)
@@ -193,13 +224,19 @@ class LLVMBuilder:
 
     # ---- integer arithmetic ---------------------------------------------------------------
     def add(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
-        return self.emit(llvm.AddOp(a, b, overflow=_overflow(nsw)))
+        return self.emit(
+            _new(llvm.AddOp, (a, b), (a.type,), {"overflowFlags": _overflow_flags(nsw)})
+        )
 
     def sub(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
-        return self.emit(llvm.SubOp(a, b, overflow=_overflow(nsw)))
+        return self.emit(
+            _new(llvm.SubOp, (a, b), (a.type,), {"overflowFlags": _overflow_flags(nsw)})
+        )
 
     def mul(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
-        return self.emit(llvm.MulOp(a, b, overflow=_overflow(nsw)))
+        return self.emit(
+            _new(llvm.MulOp, (a, b), (a.type,), {"overflowFlags": _overflow_flags(nsw)})
+        )
 
     def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(llvm.AndOp(a, b))
@@ -232,8 +269,10 @@ class LLVMBuilder:
         return self.emit(llvm.URemOp(a, b))
 
     def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        flag = llvm.ICmpPredicateFlag(pred)
-        return self.emit(llvm.ICmpOp(a, b, IntegerAttr(flag.to_int(), i64)))
+        t = a.type
+        result = VectorType(i1, t.get_shape()) if isinstance(t, VectorType) else i1
+        predicate = _int_attr(llvm.ICmpPredicateFlag(pred).to_int(), i64)
+        return self.emit(_new(llvm.ICmpOp, (a, b), (result,), {"predicate": predicate}))
 
     def smin(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.select(self.icmp("slt", a, b), a, b)
@@ -304,16 +343,20 @@ class LLVMBuilder:
 
     # ---- float arithmetic -----------------------------------------------------------------
     def fadd(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
-        return self.emit(llvm.FAddOp(a, b, fm))
+        flags = fm if fm is not None else _NO_FASTMATH
+        return self.emit(_new(llvm.FAddOp, (a, b), (a.type,), {"fastmathFlags": flags}))
 
     def fsub(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
-        return self.emit(llvm.FSubOp(a, b, fm))
+        flags = fm if fm is not None else _NO_FASTMATH
+        return self.emit(_new(llvm.FSubOp, (a, b), (a.type,), {"fastmathFlags": flags}))
 
     def fmul(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
-        return self.emit(llvm.FMulOp(a, b, fm))
+        flags = fm if fm is not None else _NO_FASTMATH
+        return self.emit(_new(llvm.FMulOp, (a, b), (a.type,), {"fastmathFlags": flags}))
 
     def fdiv(self, a: SSAValue, b: SSAValue, fm: FastMathAttr | None = None) -> SSAValue:
-        return self.emit(llvm.FDivOp(a, b, fm))
+        flags = fm if fm is not None else _NO_FASTMATH
+        return self.emit(_new(llvm.FDivOp, (a, b), (a.type,), {"fastmathFlags": flags}))
 
     def fneg(self, a: SSAValue) -> SSAValue:
         return self.emit(llvm.FNegOp(a))
@@ -404,13 +447,23 @@ class LLVMBuilder:
         elem = convert_type(elem)
         if isinstance(index, int) and index == 0:
             return ptr
-        return self.emit(llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=True))
+        if isinstance(index, int):
+            return self.emit(llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=True))
+        props = {
+            "rawConstantIndices": _GEP_ONE_INDEX,
+            "elem_type": elem,
+            "noWrapFlags": _int_attr(0, i32),
+            "inbounds": _UNIT,
+        }
+        return self.emit(_new(llvm.GEPOp, (ptr, index), (ptr.type,), props))
 
     def load(self, ptr: SSAValue, t: Attribute, align: int) -> SSAValue:
-        return self.emit(llvm.LoadOp(ptr, t, alignment=align))
+        props = {"ordering": _int_attr(0, i64), "alignment": _int_attr(align, i64)}
+        return self.emit(_new(llvm.LoadOp, (ptr,), (t,), props))
 
     def store(self, value: SSAValue, ptr: SSAValue, align: int) -> None:
-        self.add_op(llvm.StoreOp(value, ptr, alignment=align))
+        props = {"ordering": _int_attr(0, i64), "alignment": _int_attr(align, i64)}
+        self.add_op(_new(llvm.StoreOp, (value, ptr), (), props))
 
     def call_intrinsic(
         self,
@@ -429,6 +482,12 @@ class LLVMBuilder:
         op = llvm.CallOp(callee, *args, return_type=result)
         self.ops.append(op)
         return op.results[0] if op.results else None  # type: ignore[return-value]
+
+
+@cache
+def _overflow_flags(nsw: bool) -> IntegerAttr:
+    """The `overflowFlags` property of an integer add/sub/mul (nsw or none)."""
+    return IntegerAttr(_overflow(nsw).to_int(), 32)
 
 
 def _overflow(nsw: bool) -> llvm.OverflowAttr:
