@@ -52,3 +52,53 @@ func.func @mm(%A: tensor<20x16xf32>, %B: tensor<16x24xf32>) -> tensor<20x24xf32>
   }
   func.return %C : tensor<20x24xf32>
 }
+
+// -----
+
+// Every index op of the table, and the block barrier; a kernel without a known block size has
+// no nvvm.maxntid.
+// CHECK-LABEL: llvm.func @sregs(%a: !llvm.ptr) attributes {nvvm.kernel} {
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ntid.y"() : () -> i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.nctaid.z"() : () -> i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.laneid"() : () -> i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()
+// CHECK-NEXT:    llvm.getelementptr inbounds %a[%t]
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "k"}> ({
+    "gpu.func"() <{function_type = (memref<256xf32>) -> (), kernel}> ({
+    ^bb0(%a: memref<256xf32>):
+      %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+      %n = "gpu.block_dim"() <{dimension = #gpu<dim y>}> : () -> index
+      %g = "gpu.grid_dim"() <{dimension = #gpu<dim z>}> : () -> index
+      %l = "gpu.lane_id"() : () -> index
+      %s = arith.addi %n, %g : index
+      %u = arith.addi %s, %l : index
+      %v = arith.index_cast %u : index to i32
+      %f = arith.sitofp %v : i32 to f32
+      "gpu.barrier"() : () -> ()
+      memref.store %f, %a[%t] : memref<256xf32>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "sregs"} : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// f32 sine has no libm on the device: device_math's Cody-Waite reduction and polynomials.
+// CHECK-LABEL: llvm.func @sine
+// CHECK-NOT:     llvm.intr.sin
+// CHECK:         llvm.intr.fma
+// CHECK:         llvm.select
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "k"}> ({
+    "gpu.func"() <{function_type = (memref<4xf32>) -> (), kernel}> ({
+    ^bb0(%a: memref<4xf32>):
+      %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+      %x = memref.load %a[%t] : memref<4xf32>
+      %y = math.sin %x : f32
+      memref.store %y, %a[%t] : memref<4xf32>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "sine"} : () -> ()
+  }) : () -> ()
+}

@@ -153,9 +153,10 @@ def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
         ReconcileUnrealizedCastsPass(),
     ):
         p.apply(ctx, device)
-    left = leftover_ops(device)
+    cast = "builtin.unrealized_conversion_cast"
+    left = [n for n in leftover_ops(device) if n != cast] or leftover_ops(device)
     if left:
-        first = next(o for o in device.walk() if o is not device and not o.name.startswith("llvm."))
+        first = next(o for o in device.walk() if o.name in left)
         raise LoweringError(
             first, "convert-gpu-to-llvm could not lower: " + ", ".join(left) + " in a GPU kernel"
         )
