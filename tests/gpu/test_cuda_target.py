@@ -193,8 +193,9 @@ def test_models_on_emulated_cuda_match_the_cpu(model_name: str) -> None:
 
 
 def test_cuda_devices_and_exported_libraries(tmp_path) -> None:
-    """nnvm.cuda(0) / nnvm.gpu(0) pick the library's CUDA kernels; an exported library carries
-    their blobs (PTX and plans) and runs again after loading."""
+    """nnvm.cuda(0) / nnvm.gpu(0) pick the library's CUDA kernels (the debug runtime too, kernel
+    by kernel); an exported library carries their blobs (PTX and plans) and runs again after
+    loading."""
     model = onnx_models.mlp()
     inputs = onnx_models.random_inputs(model, seed=4)
     module, params = from_onnx(model)
@@ -207,6 +208,11 @@ def test_cuda_devices_and_exported_libraries(tmp_path) -> None:
         np.testing.assert_allclose(m.get_output(0), want[0], rtol=1e-3, atol=1e-4)
     with pytest.raises(UserError, match="no kernels built for it"):
         graph_runtime.create(graph, lib, nnvm.cuda(1))
+    debug = graph_runtime.create(graph, lib, nnvm.cuda(0), debug=True)  # kernel by kernel
+    debug.set_input(**p)
+    debug.run(**inputs)
+    np.testing.assert_allclose(debug.get_output(0), want[0], rtol=1e-3, atol=1e-4)
+    assert debug.check() is None
     path = tmp_path / "model.so"
     lib.export_library(str(path))
     loaded = nnvm.runtime.load_module(str(path))
