@@ -21,6 +21,8 @@ from nnvm.support.target import DeviceRuntime
 from nnvm.targets.gpu.cuda.blob import decode_blob
 from nnvm.targets.gpu.launch_plan import Launch, LaunchPlan
 
+ALIGNMENT = 256
+"""cudaMalloc's alignment, so emulated buffers are aligned as device ones are."""
 SREGS = [f"{r}.{d}" for r in ("tid", "ctaid", "ntid", "nctaid") for d in "xyz"]
 _KERNEL = re.compile(r'define ptx_kernel void @"?([\w.$]+)"?\(([^)]*)\)')
 
@@ -119,9 +121,9 @@ class EmulatedCudaRuntime(DeviceRuntime):
         self.launches = 0
 
     def alloc(self, nbytes: int) -> int:
-        from nnvm.runtime.graph_runtime import aligned_empty
-
-        buf = aligned_empty((max(nbytes, 1),), np.uint8)
+        raw = np.zeros(max(nbytes, 1) + ALIGNMENT, np.uint8)
+        start = (-raw.ctypes.data) % ALIGNMENT
+        buf = raw[start : start + max(nbytes, 1)]
         self.buffers[buf.ctypes.data] = buf
         return buf.ctypes.data
 
