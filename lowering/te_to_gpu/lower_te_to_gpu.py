@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu
+from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -150,7 +150,10 @@ class GpuKernelGenerator(KernelGenerator):
                         continue
                     if v not in free:
                         free.append(v)
-        consts = [v for v in free if isinstance(v.owner, arith.ConstantOp)]
+        # constants and per-thread scratch (an alloca the emitter hoisted to the function's
+        # entry: a stage computed at a thread's loop) are cloned into the kernel, the scratch
+        # becoming the thread's private buffer
+        consts = [v for v in free if isinstance(v.owner, arith.ConstantOp | memref.AllocaOp)]
         args = [v for v in free if v not in consts]
         for v in args:
             if not isinstance(v.type, MemRefType):
@@ -226,6 +229,9 @@ def lower_kernel_to_gpu(
         for v in stage.leaves:
             bound_index(v)
     GpuKernelGenerator(state, module, max_threads, outline_all).generate()
+    for op in list(fn.body.block.ops):  # scratch every kernel now has its own copy of
+        if isinstance(op, memref.AllocaOp) and not op.results[0].uses:
+            fn.body.block.erase_op(op)
 
 
 @dataclass(frozen=True)

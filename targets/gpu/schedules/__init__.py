@@ -13,10 +13,10 @@ from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
 from nnvm.targets.gpu.schedules.tiled import conv2d, matmul
 
 TEMPLATES: dict[str, Template] = {
-    "matmul": Template(matmul, cache_write=False, min_rank=2, intermediate=True),
-    "dense": Template(matmul, cache_write=False, min_rank=2),
-    "conv2d_nchw": Template(conv2d, cache_write=False, min_rank=4),
-    "depthwise_conv2d_nchw": Template(conv2d, cache_write=False, min_rank=4),
+    "matmul": Template(matmul, min_rank=2, intermediate=True),
+    "dense": Template(matmul, min_rank=2),
+    "conv2d_nchw": Template(conv2d, min_rank=4),
+    "depthwise_conv2d_nchw": Template(conv2d, min_rank=4),
 }
 
 
