@@ -87,7 +87,7 @@ def _native_ms(model, inputs: dict, runs: int, target: str = "llvm") -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.wasm")
-    p.add_argument("--models", default="mlp,resnet_like,transformer_encoder")
+    p.add_argument("--models", help="comma-separated (default: the three of the chosen size)")
     p.add_argument("--bench-sizes", action="store_true", help="bench.models' full-size versions")
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--scalar", action="store_true", help="also time a -mattr=-simd128 build")
@@ -103,10 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.bench_sizes:
         from bench.models import MODELS
 
-        names = [n for n in args.models.split(",") if n in MODELS] or ["mlp", "resnet18", "bert2"]
+        names = (args.models or "mlp,resnet18,bert2").split(",")
         makers = {n: MODELS[n] for n in names}
     else:
-        makers = {n: getattr(onnx_models, n) for n in args.models.split(",")}
+        names = (args.models or "mlp,resnet_like,transformer_encoder").split(",")
+        makers = {n: getattr(onnx_models, n) for n in names}
     tmp = Path(tempfile.mkdtemp(prefix="bench-wasm-"))
     head = "| model | native 1 thread ms |"
     rule = "|---|---:|"
