@@ -1,6 +1,7 @@
-"""`target="cuda -arch=sm_90"` (alias `nvptx`; sm_80 and the other ARCHES accepted): the GPU
-family's kernels lowered by convert-gpu-to-llvm, emitted as PTX, each kernel's blob its PTX and
-launch plan; the runtime drives the CUDA driver API."""
+"""`target="cuda -arch=sm_90 [-device=N] [-emulate]"` (alias `nvptx`; sm_80 and the other ARCHES
+accepted): the GPU family's kernels lowered by convert-gpu-to-llvm and emitted as PTX, each
+kernel's blob its launch plan and PTX; the runtime drives the CUDA driver API, or with
+`-emulate` runs the same kernels on the host (host_emulator.py)."""
 
 from __future__ import annotations
 
