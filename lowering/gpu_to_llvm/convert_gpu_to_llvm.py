@@ -14,8 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, gpu, llvm
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32, i64
+from xdsl.dialects import func, gpu, llvm, memref
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    ModuleOp,
+    NoneAttr,
+    UnitAttr,
+    i32,
+    i64,
+)
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
@@ -83,6 +91,23 @@ NO_DEVICE_OPS = (
 )  # fmt: skip
 
 
+def check_memory_spaces(device: ModuleOp) -> None:
+    """Buffers a kernel allocates are private to its thread (llvm.alloca); one in another memory
+    space (a block's shared buffer) would silently become private too, so it is an error until
+    workgroup memory is lowered."""
+    for op in device.walk():
+        if isinstance(op, memref.AllocOp | memref.AllocaOp):
+            space = op.memref.type.memory_space  # type: ignore[attr-defined]
+            if not isinstance(space, NoneAttr) and not (
+                isinstance(space, IntegerAttr) and space.value.data == 0
+            ):
+                raise LoweringError(
+                    op,
+                    f"convert-gpu-to-llvm: a buffer in memory space {space} (shared or "
+                    "workgroup memory) is not supported for CUDA yet",
+                )
+
+
 def check_device_calls(device: ModuleOp) -> None:
     """A located error for the first call a PTX module could not resolve."""
     defined = {
@@ -139,6 +164,7 @@ def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
         else:
             op.detach()
             device.body.block.add_op(op)
+    check_memory_spaces(device)
     apply_table(device, GPU_TABLE)
     apply_table(device, DEVICE_MATH_TABLE)
     for p in (
