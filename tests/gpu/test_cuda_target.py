@@ -131,6 +131,13 @@ class FakeLib:
     def cuMemFree_v2(self, ptr):
         return 999
 
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.launched = (
+            [n.value for n in (gx, gy, gz, bx, by, bz)],
+            [ctypes.c_uint64.from_address(params[k]).value for k in range(3)],
+        )
+        return 0
+
 
 def test_driver_errors_name_the_call_and_the_cuda_result() -> None:
     drv = cuda_driver.CudaDriver(FakeLib())  # type: ignore[arg-type]
@@ -140,6 +147,8 @@ def test_driver_errors_name_the_call_and_the_cuda_result() -> None:
         drv.alloc(1024)
     with pytest.raises(UserError, match="CUDA cuMemFree failed with CUresult 999"):
         drv.free(16)
+    drv.launch(ctypes.c_void_p(1), (4, 2, 1), (256, 1, 1), [0x7F0000001000, 0x10, 2**63])
+    assert drv.lib.launched == ([4, 2, 1, 256, 1, 1], [0x7F0000001000, 0x10, 2**63])
 
 
 def test_no_driver_is_a_user_error(monkeypatch) -> None:

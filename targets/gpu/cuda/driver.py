@@ -158,10 +158,7 @@ class CudaDriver:
         pointers: Sequence[int],
     ) -> None:
         """One kernel over device pointers (each parameter a 64-bit pointer)."""
-        values = [ctypes.c_uint64(p) for p in pointers]
-        params = (ctypes.c_void_p * max(len(values), 1))(
-            *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values]
-        )
+        params, _keep = kernel_params(pointers)
         code = self.lib.cuLaunchKernel(
             fn,
             *[ctypes.c_uint(int(n)) for n in (*grid, *block)],
@@ -183,8 +180,17 @@ class CudaDriver:
     def elapsed_ms(self, start: ctypes.c_void_p, end: ctypes.c_void_p) -> float:
         self.check("cuEventSynchronize", self.lib.cuEventSynchronize(end))
         ms = ctypes.c_float()
-        self.check("cuEventElapsedTime", self.lib.cuEventElapsedTime(ctypes.byref(ms), start, end))
+        elapsed = getattr(self.lib, "cuEventElapsedTime_v2", None) or self.lib.cuEventElapsedTime
+        self.check("cuEventElapsedTime", elapsed(ctypes.byref(ms), start, end))
         return ms.value
+
+
+def kernel_params(pointers: Sequence[int]) -> tuple[ctypes.Array, list[ctypes.c_uint64]]:
+    """cuLaunchKernel's `void **kernelParams`: one pointer per parameter to its 64-bit value
+    (the values are returned too: they must outlive the call)."""
+    values = [ctypes.c_uint64(p) for p in pointers]
+    params = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.addressof(v) for v in values])
+    return params, values
 
 
 def _address(view: memoryview) -> int:
@@ -194,4 +200,4 @@ def _address(view: memoryview) -> int:
     return np.frombuffer(view, np.uint8).ctypes.data
 
 
-__all__ = ["CudaDriver"]
+__all__ = ["CudaDriver", "kernel_params"]
