@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "gpu_check.py"
@@ -53,3 +54,52 @@ def test_emulated_run_checks_kernels_and_sgemm(gpu_check, capsys, tmp_path, monk
     assert "host emulator (no GPU)" in out
     assert out.count(" ok ") == len(gpu_check.KERNELS) + 1, out
     assert "SGEMM 80^3 (nnvm)" in out and "GFLOP/s" in out
+
+
+class FakeDriver:
+    """The driver calls the script's runner makes, over host memory and a fake clock."""
+
+    def __init__(self):
+        self.memory: dict[int, np.ndarray] = {}
+        self.events: list[str] = []
+
+    def use(self, ordinal: int) -> None:
+        self.events.append(f"use {ordinal}")
+
+    def alloc(self, n: int) -> int:
+        buf = np.zeros(n, np.uint8)
+        self.memory[buf.ctypes.data] = buf
+        return buf.ctypes.data
+
+    def copy_to_device(self, ptr: int, host: memoryview) -> None:
+        self.memory[ptr][:] = np.frombuffer(host, np.uint8)
+
+    def copy_from_device(self, host: memoryview, ptr: int) -> None:
+        np.frombuffer(host, np.uint8)[...] = self.memory[ptr]
+
+    def synchronize(self) -> None:
+        self.events.append("sync")
+
+    def event(self) -> str:
+        return f"ev{len(self.events)}"
+
+    def record(self, ev: str) -> None:
+        self.events.append(f"record {ev}")
+
+    def elapsed_ms(self, start: str, end: str) -> float:
+        return 12.0
+
+
+def test_the_runner_on_the_driver(gpu_check, monkeypatch) -> None:
+    from nnvm.targets.gpu.cuda.driver import CudaDriver
+
+    fake = FakeDriver()
+    monkeypatch.setattr(CudaDriver, "get", classmethod(lambda cls: fake))
+    runner = gpu_check.Runner(gpu_check.parse_args(["--device", "1"]))
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ptr = runner.upload(a)
+    np.testing.assert_array_equal(runner.download(ptr, a), a)
+    calls = []
+    assert runner.time_ms(lambda: calls.append(1), 4) == 3.0  # 12 ms over 4 launches
+    assert len(calls) == 5  # one warm-up
+    assert fake.events[0] == "use 1" and "sync" in fake.events
