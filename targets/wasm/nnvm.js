@@ -291,7 +291,8 @@ export class Model {
     try {
       rc = this._x.nnvm_wasm_run(this._paramPtrs, this._arena, this._inputPtrs, this._outputPtrs, this._first ? 1 : 0);
     } catch (err) {
-      throw new NNVMError(`run: the model trapped: ${err.message}`);
+      const why = this._x.nnvm_wasm_last_error ? this._string(this._x.nnvm_wasm_last_error()) : "";
+      throw new NNVMError(`run: the model trapped: ${why || err.message}`);
     }
     if (rc !== 0) throw new NNVMError(`run: the model failed (code ${rc})`);
     this._first = false;
