@@ -2,8 +2,8 @@
 
     python bench/gpu_check.py                     # sm_90; all checks; a table at the end
     python bench/gpu_check.py --arch sm_80 --models mlp,resnet18 --sgemm 2048
-    python bench/gpu_check.py --resnet50 resnet50.onnx   # an exported ResNet-50 (no torch here)
-    python bench/gpu_check.py --emulate --sgemm 128 --models mlp   # no GPU: the host emulator
+    python bench/gpu_check.py --resnet50 resnet50.onnx   # an exported ResNet-50 instead
+    python bench/gpu_check.py --emulate --sgemm 128 --models mlp --resnet50 none   # no GPU
 
 1. te kernels with bind schedules (elementwise with a tail, row reduction, matmul, softmax) and
    graph ops through the GPU default schedules: each loaded from its PTX by the ctypes driver
@@ -11,7 +11,8 @@
 2. SGEMM n^3 (default 4096) with the default GPU matmul schedule: GFLOP/s from CUDA events over
    repeated launches, against the device's FP32 peak (SMs x 128 lanes x 2 x clock) and cuBLAS
    where libcublas loads.
-3. Models (bench/models.py, ResNet-50 from --resnet50) built with every kernel on the GPU,
+3. Models (bench/models.py, and ResNet-50: built here with seeded weights, or an ONNX file)
+   built with every kernel on the GPU,
    outputs compared with the CPU target (rtol 1e-3, atol 1e-4), median ms of a run (inputs
    copied in, outputs out, one synchronization per kernel)."""
 
@@ -36,7 +37,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     p.add_argument("--sgemm", type=int, default=4096, help="SGEMM size n (0: skip)")
     p.add_argument("--models", default="mlp,resnet18,bert2", help="bench models, comma separated")
-    p.add_argument("--resnet50", type=Path, help="an ONNX ResNet-50 (batch 1) to time too")
+    p.add_argument(
+        "--resnet50",
+        default="built-in",
+        help="ResNet-50 batch 1: 'built-in' (resnet50() below), an ONNX file, or 'none'",
+    )
     p.add_argument("--repeat", type=int, default=20, help="timed runs per measurement")
     p.add_argument("--emulate", action="store_true", help="run on the host emulator (no GPU)")
     args = p.parse_args(argv)
@@ -51,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     bad = [m for m in args.model_list if m not in known]
     if bad:
         p.error(f"unknown models {bad}; known: {', '.join(sorted(known))}")
-    if args.resnet50 is not None and not args.resnet50.is_file():
+    if args.resnet50 not in ("built-in", "none") and not Path(args.resnet50).is_file():
         p.error(f"--resnet50 {args.resnet50}: no such file")
     return args
 
@@ -302,6 +307,72 @@ def cublas_sgemm_gflops(runner, n: int, pa: int, pb: int, pc: int, repeat: int) 
     return 2 * n**3 / (ms * 1e-3) / 1e9
 
 
+def resnet50(image: int = 224, width: int = 64, seed: int = 0):
+    """ResNet-50 v1.5 (bottleneck blocks 3-4-6-3, stride on the 3x3) batch 1, seeded He-scaled
+    weights with BatchNorm folded into each conv's bias: the timing shape of torchvision's,
+    without torch."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    count = [0]
+
+    def conv(x: str, c_in: int, c_out: int, k: int, stride: int, relu: bool) -> str:
+        count[0] += 1
+        n = f"c{count[0]}"
+        w = rng.standard_normal((c_out, c_in, k, k)) * np.sqrt(2.0 / (c_in * k * k))
+        inits.append(numpy_helper.from_array(w.astype(np.float32), f"{n}.w"))
+        inits.append(
+            numpy_helper.from_array(
+                (rng.standard_normal(c_out) * 0.01).astype(np.float32), f"{n}.b"
+            )
+        )
+        nodes.append(helper.make_node(
+            "Conv", [x, f"{n}.w", f"{n}.b"], [n], kernel_shape=[k, k], strides=[stride] * 2,
+            pads=[k // 2] * 4,
+        ))  # fmt: skip
+        if not relu:
+            return n
+        nodes.append(helper.make_node("Relu", [n], [f"{n}.r"]))
+        return f"{n}.r"
+
+    x = conv("input", 3, width, 7, 2, True)
+    nodes.append(
+        helper.make_node(
+            "MaxPool", [x], ["pool"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4
+        )
+    )
+    x, c_in = "pool", width
+    for s, blocks in enumerate((3, 4, 6, 3)):
+        mid = width * 2**s
+        for b in range(blocks):
+            stride = 2 if s > 0 and b == 0 else 1
+            y = conv(x, c_in, mid, 1, 1, True)
+            y = conv(y, mid, mid, 3, stride, True)
+            y = conv(y, mid, mid * 4, 1, 1, False)
+            short = conv(x, c_in, mid * 4, 1, stride, False) if b == 0 else x
+            count[0] += 1
+            nodes.append(helper.make_node("Add", [y, short], [f"a{count[0]}"]))
+            nodes.append(helper.make_node("Relu", [f"a{count[0]}"], [f"r{count[0]}"]))
+            x, c_in = f"r{count[0]}", mid * 4
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], axis=1))
+    fc = rng.standard_normal((1000, c_in)) * np.sqrt(1.0 / c_in)
+    inits.append(numpy_helper.from_array(fc.astype(np.float32), "fc.w"))
+    inits.append(numpy_helper.from_array(np.zeros(1000, np.float32), "fc.b"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["output"], transB=1))
+    graph = helper.make_graph(
+        nodes, "resnet50",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, image, image])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1000])], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def check_model(label: str, model, args, rows) -> bool:
     import nnvm
     from nnvm.compiler import build
@@ -366,10 +437,12 @@ def main(argv: list[str] | None = None) -> int:
     models = bench_models()
     for name in args.model_list:
         ok &= check_model(name, models[name](), args, rows)
-    if args.resnet50 is not None:
+    if args.resnet50 == "built-in":
+        ok &= check_model("resnet50", resnet50(), args, rows)
+    elif args.resnet50 != "none":
         import onnx
 
-        ok &= check_model("resnet50", onnx.load(str(args.resnet50)), args, rows)
+        ok &= check_model("resnet50 (file)", onnx.load(args.resnet50), args, rows)
     width = max(len(r[0]) for r in rows)
     for what, status, detail in rows:
         print(f"{what:<{width}}  {status:<8}  {detail}")

@@ -25,6 +25,7 @@ def test_defaults(gpu_check) -> None:
     args = gpu_check.parse_args([])
     assert (args.arch, args.sgemm, args.emulate) == ("sm_90", 4096, False)
     assert args.model_list == ["mlp", "resnet18", "bert2"]
+    assert args.resnet50 == "built-in"
     assert gpu_check.target_spec(args) == "cuda -arch=sm_90"
     args = gpu_check.parse_args(["--arch", "sm_80", "--device", "1", "--emulate"])
     assert gpu_check.target_spec(args) == "cuda -arch=sm_80 -device=1 -emulate"
@@ -36,6 +37,7 @@ def test_defaults(gpu_check) -> None:
         (["--arch", "sm_70"], "--arch sm_70: known sm_80"),
         (["--models", "mlp,vgg"], "unknown models ['vgg']"),
         (["--resnet50", "/nonexistent/r50.onnx"], "no such file"),
+        (["--sgemm", "-1"], "--sgemm must be >= 0"),
         (["--repeat", "0"], "--repeat >= 1"),
     ],
 )
@@ -48,12 +50,20 @@ def test_bad_arguments(gpu_check, capsys, argv, message) -> None:
 
 def test_emulated_run_checks_kernels_and_sgemm(gpu_check, capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
-    code = gpu_check.main(["--emulate", "--sgemm", "80", "--models", "", "--repeat", "1"])
+    argv = ["--emulate", "--sgemm", "80", "--models", "", "--resnet50", "none", "--repeat", "1"]
+    code = gpu_check.main(argv)
     out = capsys.readouterr().out
     assert code == 0, out
     assert "host emulator (no GPU)" in out
     assert out.count(" ok ") == len(gpu_check.KERNELS) + 1, out
     assert "SGEMM 80^3 (nnvm)" in out and "GFLOP/s" in out
+
+
+def test_the_built_in_resnet50(gpu_check) -> None:
+    """ResNet-50's topology: 53 convolutions (stem, 16 bottlenecks of three, four projections)."""
+    model = gpu_check.resnet50()
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("Conv") == 53 and ops.count("Add") == 16 and ops.count("Gemm") == 1
 
 
 class FakeDriver:
