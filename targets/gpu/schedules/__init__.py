@@ -10,21 +10,24 @@ from xdsl.dialects import func
 from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.targets.cpu.schedules.scheduler import Template, applies
 from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
-from nnvm.targets.gpu.schedules.tiled import conv2d, matmul
+from nnvm.targets.gpu.schedules.tiled import blocked, conv2d, matmul
 
 TEMPLATES: dict[str, Template] = {
     "matmul": Template(matmul, min_rank=2, intermediate=True),
     "dense": Template(matmul, min_rank=2),
     "conv2d_nchw": Template(conv2d, min_rank=4),
     "depthwise_conv2d_nchw": Template(conv2d, min_rank=4),
+    "conv2d_nchwc": Template(blocked, min_rank=5),
 }
 
 
 def default_schedule(fn: func.FuncOp, target: Any, block: int = BLOCK, **_: Any) -> ScheduleOp:
-    """Templates where their tag applies, else the generic schedules, else none (every root
-    stage then runs as a one-thread kernel: slow, still correct)."""
-    scheduler = GpuScheduler(fn, TEMPLATES, block=min(block, target.max_threads))
-    for templates in (True, False):
+    """Templates where their tag applies, else the generic schedules (with private
+    accumulators, else without), else none (every root stage then runs as a one-thread
+    kernel: slow, still correct)."""
+    block = min(block, target.max_threads)
+    for templates, private in ((True, True), (False, True), (False, False)):
+        scheduler = GpuScheduler(fn, TEMPLATES, block=block, private=private)
         prims = scheduler.plan(templates=templates)
         if applies(fn, prims):
             return ScheduleOp(prims)

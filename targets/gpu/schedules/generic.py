@@ -10,7 +10,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 
 from nnvm.dialects.te.ops import ComputeOp
-from nnvm.dialects.te.schedule import BindOp, FuseOp, RFactorOp, SplitOp
+from nnvm.dialects.te.schedule import (
+    BindOp,
+    CacheWriteOp,
+    ComputeAtOp,
+    FuseOp,
+    RFactorOp,
+    SplitOp,
+)
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, Template
 
 BLOCK = 256
@@ -36,15 +43,25 @@ class GpuScheduler(KernelScheduler):
     """KernelScheduler's plan (inline, templates, then each remaining root stage) with GPU
     schedules: no vectors, no thread pool, bound block and thread indices."""
 
-    def __init__(self, fn: func.FuncOp, templates: dict[str, Template], block: int = BLOCK):
+    def __init__(
+        self,
+        fn: func.FuncOp,
+        templates: dict[str, Template],
+        block: int = BLOCK,
+        private: bool = True,
+    ):
         super().__init__(fn, templates=templates)
         self.block = block
+        self.private = private
+        """Reductions accumulate in a private register (a cache_write computed at the
+        thread), not in their output buffer."""
 
-    def flat(self, name: str, axes: list[str], extents: list[int]) -> None:
+    def flat(self, name: str, axes: list[str], extents: list[int]) -> str | None:
         """Fuse `axes` into one and spread it over blocks of `self.block` threads (the last
-        block masked); nothing bound when there are no axes (a one-thread kernel)."""
+        block masked); returns the threadIdx.x axis. Nothing bound when there are no axes (a
+        one-thread kernel): None."""
         if not axes:
-            return
+            return None
         total = math.prod(extents)
         axis = axes[0]
         if len(axes) > 1:
@@ -52,11 +69,12 @@ class GpuScheduler(KernelScheduler):
             self.prims.append(FuseOp.make(name, axes, axis))
         if total <= self.block:
             self.prims.append(bind(name, axis, "threadIdx.x"))
-            return
+            return axis
         outer, inner = f"{axis}.b", f"{axis}.t"
         self.prims.append(SplitOp.make(name, axis, self.block, None, outer, inner))
         self.prims.append(bind(name, outer, "blockIdx.x"))
         self.prims.append(bind(name, inner, "threadIdx.x"))
+        return inner
 
     def injective(self, name: str, op: ComputeOp) -> None:
         self.flat(name, list(op.spatial_names), list(op.shape))
@@ -65,7 +83,15 @@ class GpuScheduler(KernelScheduler):
         spatial, shape = list(op.spatial_names), list(op.shape)
         if math.prod(shape) < FEW_OUTPUTS and op.reduce_shape[-1] >= 2 * self.block:
             self.across_threads(name, op)
-        self.flat(name, spatial, shape)
+            self.flat(name, spatial, shape)
+            return
+        if not self.private or not spatial:
+            self.flat(name, spatial, shape)
+            return
+        acc = f"{name}.acc"
+        self.prims.append(CacheWriteOp.make(name, acc))
+        thread = self.flat(name, spatial, shape)
+        self.prims.append(ComputeAtOp.make(acc, name, thread))
 
     def across_threads(self, name: str, op: ComputeOp) -> None:
         """Row per block: the innermost reduction axis split by the block size, its inner part

@@ -2,7 +2,8 @@
 in private memory (the anchor computed at the thread's axis of its output stage, which is the
 fused epilogue or a cache_write copy), so a fused matmul + bias + activation is one kernel.
 matmul / dense: 16 x 16 threads per block, each a 2 x 4 tile (rows x strided columns);
-conv2d (NCHW): a block per (image, 4-channel group) row of pixels, each thread 4 channels."""
+conv2d (NCHW): a block per (image, 4-channel group) row of pixels, each thread 4 channels;
+blocked layouts (NCHWc): a thread per pixel and channel block, the block its tile."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ ROWS, COLS = 2, 4
 """A matmul thread's register tile: rows x columns (the columns THREADS apart)."""
 CHANNELS = 4
 """Output channels a conv thread accumulates for its pixel (each input read feeds all four)."""
+MAX_BLOCK = 16
+"""The widest channel block a blocked-layout thread accumulates in registers."""
 
 
 def matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
@@ -77,6 +80,24 @@ def conv2d(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
         p.append(bind(out, f"{hw}.b", "blockIdx.x"))
         p.append(bind(out, thread, "threadIdx.x"))
     _accumulate_at(s, op, stage, out, thread, unroll=op.spatial_names[1])
+
+
+def blocked(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
+    """A blocked-layout contraction (conv2d NCHWc): a thread per position of every axis but
+    the innermost channel block, whose outputs it accumulates together (unrolled), so each
+    input read feeds the whole block; a block of more than MAX_BLOCK channels: generic."""
+    axes, spatial = s.axes(out), list(op.spatial_names)
+    if op.shape[-1] > MAX_BLOCK or len(axes) != len(spatial):
+        s.reduction(stage, op)
+        if out != stage:
+            s.injective(out, next(i.op for i in s.order if i.name == out))
+        return
+    thread = s.flat(out, axes[:-1], list(op.shape[:-1]))
+    assert thread is not None  # rank >= 5
+    p = s.prims
+    p.append(ComputeAtOp.make(stage, out, thread))
+    p.append(ReorderOp.make(stage, [*spatial[:-1], *op.reduce_names, spatial[-1]]))
+    p.append(UnrollOp.make(stage, spatial[-1]))
 
 
 def _accumulate_at(
