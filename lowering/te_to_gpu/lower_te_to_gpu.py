@@ -5,7 +5,10 @@ a loop bound with `te.bind` takes `gpu.block_id` / `gpu.thread_id` instead of it
 an `scf.if` when its extent can run past the axis (a split tail). Each root stage holding a bound
 loop is then outlined into a `gpu.func kernel` of one `gpu.module` per te function, taking the
 buffers it reads and writes as static memrefs (bare pointers once lowered), and the host function
-calls it with `gpu.launch_func` whose grid and block sizes are the bound loops' extents.
+calls it with `gpu.launch_func` whose grid and block sizes are the bound loops' extents. With
+`outline_all` (what device targets set) unbound root stages become one-thread kernels too, and
+per-thread scratch the emitter hoisted to the entry (a stage computed at a thread's loop) is
+cloned into each kernel as the thread's private buffer.
 
 Errors located at the primitive: a thread index bound twice in one kernel, a block of more
 threads than `max_threads`, a bound reduction axis (its iterations would race)."""
