@@ -44,9 +44,9 @@ UNARY = [
 
 
 @pytest.mark.parametrize(("cls", "props", "elt"), UNARY, ids=lambda v: getattr(v, "name", None))
-@pytest.mark.parametrize("shape", [(2, 3, 5), (3, 337)], ids=str)
-def test_unary(cls: type, props: dict[str, Any], elt: Any, shape: tuple[int, ...]) -> None:
-    m = op_module(cls, [t(shape, elt)], **props)
+def test_unary(cls: type, props: dict[str, Any], elt: Any) -> None:
+    """3 x 337: four blocks of 256 threads, the last one masked."""
+    m = op_module(cls, [t((3, 337), elt)], **props)
     inputs = random_inputs(m)
     if cls is elementwise.RoundOp:
         inputs[0].reshape(-1)[:5] = [0.5, 1.5, 2.5, -0.5, -1.5]
