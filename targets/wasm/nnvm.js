@@ -208,7 +208,7 @@ export class Model {
   _string(ptr) {
     const mem = new Uint8Array(this._x.memory.buffer);
     let end = ptr;
-    while (mem[end] !== 0) end++;
+    while (end < mem.length && mem[end] !== 0) end++;
     return new TextDecoder().decode(mem.subarray(ptr, end));
   }
 
@@ -228,7 +228,7 @@ export class Model {
   }
 
   _alloc(nbytes, what) {
-    const ptr = this._x.nnvm_wasm_alloc(Math.max(nbytes, 1));
+    const ptr = nbytes < 2 ** 32 - 64 ? this._x.nnvm_wasm_alloc(Math.max(nbytes, 1)) : 0;
     if (ptr === 0) throw new NNVMError(`out of wasm memory allocating ${nbytes} bytes for ${what}`);
     return ptr;
   }

@@ -1,7 +1,7 @@
 /* The wasm side of the entry point: the generated nnvm_graph_run (entry.c, the same glue as the
  * C target's) plus what nnvm.js needs to check and feed it: the model's tables as exported
- * queries, an allocator, and one run call. wasi-libc (malloc, memcpy, the
- * kernels' math) is linked statically and imports nothing. */
+ * queries, an allocator, and one run call. wasi-libc (malloc, memcpy, the kernels' math) is
+ * linked statically and imports nothing. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,12 +23,14 @@ static const char *last_error = "";
 EXPORT(nnvm_wasm_last_error) const char *nnvm_wasm_last_error(void) { return last_error; }
 
 EXPORT(nnvm_wasm_alloc) void *nnvm_wasm_alloc(size_t nbytes) {
+  if (nbytes > SIZE_MAX - 63) return 0;
   return aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
 }
 
 /* The kernels' heap scratch: they call aligned_alloc(i64, i64) (the lowering's index type),
- * renamed to this by WasmTarget.emit_kernel since libc's takes (i32, i32). Out of memory traps with the reason set:
- * a kernel never writes through a null pointer (address 0 is valid wasm memory). */
+ * renamed to this by WasmTarget.emit_kernel since libc's takes (i32, i32). Out of memory traps
+ * with the reason set: a kernel never writes through a null pointer (address 0 is valid wasm
+ * memory). */
 void *nnvm_wasm_scratch_alloc(uint64_t align, uint64_t size) {
   void *p = size <= SIZE_MAX ? aligned_alloc((size_t)align, (size_t)size) : 0;
   if (!p) {

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from wasm_harness import build_wasm, requires_wasm, run_js
 
-from nnvm.compiler import build, save_param_dict
+from nnvm.compiler import build, load_param_dict, save_param_dict
 from nnvm.frontend import from_onnx
 from nnvm.runtime import graph_runtime
 from nnvm.testing import onnx_models
@@ -40,6 +40,7 @@ async function attempt(name, fn) {
 const model = await loadModel(wasm);
 await attempt("run_before_params", () => model.run({ input: x }));
 model.loadParams(params);
+await attempt("unhashed_own_params", () => model.loadParams(readFileSync("unhashed_own.params")));
 await attempt("run_before_inputs", () => model.run());
 await attempt("short_input", () => model.setInput("input", new Float32Array(x.length - 1)));
 await attempt("long_input", () => model.setInput(0, new Float32Array(x.length + 1)));
@@ -73,6 +74,10 @@ def outcome(tmp_path_factory) -> tuple[dict, np.ndarray, str]:
     graph, _, other_built = build(other_module, target="wasm", params=other_params)
     (folder / "other.params").write_bytes(save_param_dict(other_built, graph.model_hash))
     (folder / "unhashed_other.params").write_bytes(save_param_dict(other_built))
+    own = build_wasm(*from_onnx(onnx_models.mlp(seed=0)), folder / "own")
+    (folder / "unhashed_own.params").write_bytes(
+        save_param_dict(load_param_dict(own.params.read_bytes()))
+    )
     x = onnx_models.random_inputs(onnx_models.mlp(), seed=2)["input"]
     x.astype(np.float32).tofile(folder / "x.bin")
     proc = run_js(SCRIPT, folder)
@@ -111,6 +116,11 @@ def test_bad_input_throws(case: str, outcome) -> None:
     assert not got["ok"], f"{case}: no error"
     assert got["nnvm"] and got["error"] == "NNVMError", got
     assert ERRORS[case] in got["message"], got["message"]
+
+
+def test_params_tied_to_no_build_load_when_they_fit(outcome) -> None:
+    results, _, _ = outcome
+    assert results["unhashed_own_params"] == {"ok": True}
 
 
 def test_other_models_hash_is_named(outcome) -> None:
