@@ -107,6 +107,9 @@ class Emitter:
         masked vector; None on full vectors."""
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._last_const: Operation | None = None
+        self.known_tails: set[int] = set()
+        """Constraints (by id) known to cut the current tile short: the code is being emitted
+        in the tail branch of a versioned loop, so the tile is not full there."""
 
     def add(self, op: Operation) -> Operation:
         self.block.add_op(op)

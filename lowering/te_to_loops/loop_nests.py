@@ -161,8 +161,11 @@ class LoopNestEmitter(VectorEmitter):
                     test = self.add1(arith.CmpiOp(self.index(c), bound, "slt"))
                     self.emit_if(test, lambda c=c: inner(self.cval(c)))
 
-            is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
-            self.emit_if(is_full, unguarded, guarded_each)
+            if covered & self.known_tails:  # in a versioned loop's tail branch: not full
+                guarded_each()
+            else:
+                is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
+                self.emit_if(is_full, unguarded, guarded_each)
         elif ann is not None and ann.startswith("bind(") and mode == "main":
             self.emit_bound(leaf, static, ub_dyn, inner)
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
@@ -241,7 +244,8 @@ class LoopNestEmitter(VectorEmitter):
         an unrolled tile with a tail, `if full: body(tail handled) else: body(handled)`: the
         loops between (a depth loop over the tile) then see a full tile without guards, and
         LLVM keeps its accumulators in registers across them (a guard in the depth loop would
-        make each accumulator access conditional, so they would stay in memory)."""
+        make each accumulator access conditional, so they would stay in memory). The tail
+        branch knows its tile is short, so the tile there is emitted guarded only."""
         for c in nest.constraints:
             if id(c) in handled or c.lower:
                 continue
@@ -252,7 +256,15 @@ class LoopNestEmitter(VectorEmitter):
             if bound is None or nest.ext[rel.inner] > GUARDED_UNROLL_LIMIT:
                 continue
             full = self.add1(arith.CmpiOp(bound, self.index(nest.ext[rel.inner]), "sge"))
-            self.emit_if(full, lambda c=c: body(handled | {id(c)}), lambda: body(handled))
+
+            def tail(c: Constraint = c) -> None:
+                self.known_tails.add(id(c))
+                try:
+                    body(handled)
+                finally:
+                    self.known_tails.discard(id(c))
+
+            self.emit_if(full, lambda c=c: body(handled | {id(c)}), tail)
             return
         body(handled)
 

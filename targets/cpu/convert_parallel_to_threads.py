@@ -50,32 +50,28 @@ _BOOL = IntegerType(8)
 """C `bool` as the runtime returns it (only the low byte of the return register is defined)."""
 
 
-def _inside(value: SSAValue, op: Operation) -> bool:
-    """Is `value` defined within `op`'s regions?"""
-    owner = value.owner
-    parent = owner.parent_op() if isinstance(owner, Block) else owner
-    while parent is not None:
-        if parent is op:
-            return True
-        parent = parent.parent_op()
-    return False
-
-
 def _is_rematerializable(value: SSAValue) -> bool:
     """Constants are cloned into the outlined function rather than passed through memory."""
     owner = value.owner
     return isinstance(owner, arith.ConstantOp | llvm.ConstantOp)
 
 
-def _live_ins(par: scf.ParallelOp) -> list[SSAValue]:
+def _live_ins(par: scf.ParallelOp, nested: dict[Operation, None]) -> list[SSAValue]:
+    """Values the parallel op's bounds and body use that are defined outside its body, in
+    order of first use; `nested` is every op inside it, in walk order."""
+
+    def outside(v: SSAValue) -> bool:
+        owner = v.owner
+        if isinstance(owner, Block):
+            return owner.parent_op() not in nested and owner.parent_op() is not par
+        return owner not in nested
+
     seen: dict[SSAValue, None] = {}
     for v in (*par.lowerBound, *par.upperBound, *par.step):
         seen.setdefault(v, None)
-    for inner in par.walk():
-        if inner is par:
-            continue
+    for inner in nested:
         for v in inner.operands:
-            if not _inside(v, par):
+            if outside(v):
                 seen.setdefault(v, None)
     return list(seen)
 
@@ -126,7 +122,8 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
             par,
             "scf.parallel with reductions is not supported; reduce into a buffer instead",
         )
-    live = _live_ins(par)
+    nested = {o: None for o in par.walk() if o is not par}
+    live = _live_ins(par, nested)
     captured = [v for v in live if not _is_rematerializable(v)]
     remat = [v for v in live if _is_rematerializable(v)]
     slot_types = [convert_type(v.type) for v in captured]
@@ -194,17 +191,22 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
         iv = arith.AddiOp(lbs[d], scaled.result)
         body_ops += [scaled, iv]
         ivs[d] = iv.result
+    # the body's ops move into the chunk loop (not cloned: the parallel op goes away), their
+    # uses of the induction variables and of values from outside rewired to the new ones
     for old, new in zip(par.body.block.args, ivs, strict=True):
-        mapping[old] = new
-    for inner in par.body.block.ops:
+        old.replace_all_uses_with(new)
+    for v in live:
+        v.replace_uses_with_if(mapping[v], lambda use: use.operation in nested)
+    for inner in list(par.body.block.ops):
+        inner.detach()
         if isinstance(inner, scf.ReduceOp):
-            continue
-        if isinstance(inner, memref.AllocaOp) and not inner.operands:
+            inner.erase()
+        elif isinstance(inner, memref.AllocaOp) and not inner.operands:
             # a thread's scratch buffer: allocated once at the entry, not per iteration of
             # the chunk loop (a dynamic alloca there would grow the stack every iteration)
-            ops.append(inner.clone(value_mapper=mapping))
-            continue
-        body_ops.append(inner.clone(value_mapper=mapping))
+            ops.append(inner)
+        else:
+            body_ops.append(inner)
     body_ops.append(scf.YieldOp())
     for o in body_ops:
         loop_body.add_op(o)
