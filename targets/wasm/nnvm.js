@@ -39,6 +39,11 @@ const INPUTS = 0;
 const OUTPUTS = 1;
 const PARAMS = 2;
 
+/** A module of one function returning i32x4.splat(0): valid where the engine has SIMD. */
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 8, 1, 6, 0, 65, 0, 253, 17, 11,
+]);
+
 let crcTable = null;
 
 function crc32(bytes) {
@@ -88,14 +93,14 @@ async function compile(source) {
     return await WebAssembly.compile(asBytes(source, "the model"));
   } catch (err) {
     if (err instanceof NNVMError) throw err;
-    throw new NNVMError(
-      `not a loadable nnvm wasm module: ${err.message} (a module built with +simd128 needs an ` +
-        "engine with WebAssembly SIMD; target='wasm -mattr=-simd128' builds one without)",
-    );
+    const hint = WebAssembly.validate(SIMD_PROBE)
+      ? ""
+      : " (this engine has no WebAssembly SIMD: build with target='wasm -mattr=-simd128')";
+    throw new NNVMError(`not a loadable nnvm wasm module: ${err.message}${hint}`);
   }
 }
 
-/** Parse and check a params file against the model's table; returns [{index, bytes}] views. */
+/** Parse and check a params file against the model's table: each param's bytes, in its order. */
 function parseParams(bytes, model) {
   const fail = (what, pos) => {
     throw new NNVMError(`params: ${what}${pos === undefined ? "" : ` (at byte ${pos})`}`);
