@@ -210,7 +210,8 @@ export class Model {
     this._first = true;
   }
 
-  _string(ptr) {
+  _string(address) {
+    const ptr = address >>> 0; // wasm32 pointers come back as signed i32s
     const mem = new Uint8Array(this._x.memory.buffer);
     let end = ptr;
     while (end < mem.length && mem[end] !== 0) end++;
@@ -233,7 +234,7 @@ export class Model {
   }
 
   _alloc(nbytes, what) {
-    const ptr = nbytes < 2 ** 32 - 64 ? this._x.nnvm_wasm_alloc(Math.max(nbytes, 1)) : 0;
+    const ptr = nbytes < 2 ** 32 - 64 ? this._x.nnvm_wasm_alloc(Math.max(nbytes, 1)) >>> 0 : 0;
     if (ptr === 0) throw new NNVMError(`out of wasm memory allocating ${nbytes} bytes for ${what}`);
     return ptr;
   }
