@@ -85,6 +85,8 @@ NN = [
     (nn.DenseOp, [(2, 3, 7), (4, 7)], {}),
     (nn.MatmulOp, [(5, 6), (6, 9)], {}),
     (nn.MatmulOp, [(37, 19), (19, 41)], {}),
+    (nn.MatmulOp, [(131, 24), (24, 45)], {}),  # 4-row register tiles, a tail block of 3 rows
+    (nn.DenseOp, [(130, 32), (20, 32)], {}),
     (nn.MatmulOp, [(2, 1, 3, 4), (3, 4, 18)], {}),
     (nn.MatmulOp, [(3, 4), (4,)], {}),
     (nn.BatchMatmulOp, [(2, 3, 4), (1, 4, 5)], {}),

@@ -1,7 +1,7 @@
 """GPU templates of the contractions: each thread accumulates a small register tile of outputs
 in private memory (the anchor computed at the thread's axis of its output stage, which is the
 fused epilogue or a cache_write copy), so a fused matmul + bias + activation is one kernel.
-matmul / dense: 16 x 16 threads per block, each a 2 x 4 tile (rows x strided columns);
+matmul / dense: 16 x 16 threads per block, each a ROWS x COLS tile (4 rows);
 conv2d (NCHW): a block per (image, 4-channel group) row of pixels, each thread 4 channels;
 blocked layouts (NCHWc): a thread per pixel and channel block, the block its tile."""
 
@@ -15,8 +15,10 @@ from nnvm.targets.gpu.schedules.generic import GpuScheduler, bind
 
 THREADS = 16
 """Threads along each of a matmul block's two axes (256 in all)."""
-ROWS, COLS = 2, 4
-"""A matmul thread's register tile: rows x columns (the columns THREADS apart)."""
+ROWS, COLS = 4, 1
+"""A matmul thread's register tile: rows x columns (the columns THREADS apart). Measured on
+PoCL (tests/gpu/opencl_times.py, bert2): 4 x 1 164 ms, 2 x 1 388, 8 x 1 391, 1 x 1 576,
+1 x 4 1186, 2 x 4 2923: column tiles defeat PoCL's vectorizing across work-items."""
 CHANNELS = 4
 """Output channels a conv thread accumulates for its pixel (each input read feeds all four)."""
 MAX_BLOCK = 16
