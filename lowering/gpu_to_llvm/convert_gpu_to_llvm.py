@@ -83,6 +83,7 @@ NVPTX_INTRINSICS = (
     "llvm.maxnum.", "llvm.minimum.", "llvm.maximum.", "llvm.copysign.", "llvm.exp2.f32",
     "llvm.smin.", "llvm.smax.", "llvm.umin.", "llvm.umax.", "llvm.abs.", "llvm.ctlz.",
     "llvm.cttz.", "llvm.ctpop.", "llvm.memcpy.", "llvm.memset.", "llvm.memmove.",
+    "llvm.fptosi.sat.", "llvm.fptoui.sat.",
 )  # fmt: skip
 """Intrinsics the NVPTX backend lowers itself; any other call would need a library PTX does not
 link (and some, llvm.sin.f32 or llvm.pow.f32, abort LLVM instead of failing)."""

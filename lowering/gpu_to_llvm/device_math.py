@@ -7,14 +7,15 @@ sin/cos/tan: x = j pi/2 + r by Cody-Waite in three parts (|j| < 2^22), Cephes' m
 polynomials on |r| <= pi/4, the quadrant from j's low bits. atan: Cephes' reduction to
 |x| <= tan(pi/8) and its degree-4 polynomial; asin, acos, atan2 through it. log1p/expm1 by
 Kahan's correction of log(1+x) / exp(x)-1; sinh/cosh/asinh/acosh/atanh/pow/cbrt from those,
-log2/log10 as scaled logs. Special values follow C99 except signed zeros of atan2."""
+log2/log10 as scaled logs. Special values follow C99 except signed zeros of atan2. f64 only
+for pow with an integer exponent (integer pow is computed in f64), by square and multiply."""
 
 from __future__ import annotations
 
 import math as pymath
 
 from xdsl.dialects import llvm, math
-from xdsl.dialects.builtin import Float32Type, i32
+from xdsl.dialects.builtin import Float32Type, Float64Type, f64, i32, i64
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.lowering.to_llvm.conversion import Handler
@@ -198,6 +199,32 @@ class DeviceMath:
         return b.select(self.eq(y, 0.0), self.c(1.0), r)
 
 
+def pow_f64(b: LLVMBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x^y in f64 for integer y (square and multiply over the 63 bits of |y|; 1/x^|y| for
+    y < 0), NaN otherwise: f64 reaches a GPU kernel only through integer pow, computed in f64."""
+    n = b.fptosi(y, i64)
+    negative = b.icmp("slt", n, b.const(0, i64))
+    m = b.select(negative, b.sub(b.const(0, i64), n), n)
+    result, base = b.const(1.0, f64), x
+    for bit in range(63):
+        on = b.icmp("ne", b.and_(b.lshr(m, b.const(bit, i64)), b.const(1, i64)), b.const(0, i64))
+        result = b.select(on, b.fmul(result, base), result)
+        base = b.fmul(base, base)
+    result = b.select(negative, b.fdiv(b.const(1.0, f64), result), result)
+    integer = b.fcmp("oeq", b.emit(llvm.FFloorOp(y)), y)
+    return b.select(integer, result, b.const(pymath.nan, f64))
+
+
+def _pow(op: math.PowFOp, b: LLVMBuilder):
+    t = op.results[0].type
+    lhs, rhs = (b.to_llvm(v) for v in op.operands)
+    if isinstance(t, Float32Type):
+        return [DeviceMath(b).pow(lhs, rhs)]
+    if isinstance(t, Float64Type):
+        return [pow_f64(b, lhs, rhs)]
+    return None
+
+
 def _unary(method: str) -> Handler:
     def handler(op: Operation, b: LLVMBuilder):
         if not isinstance(op.results[0].type, Float32Type):
@@ -241,7 +268,7 @@ DEVICE_MATH_TABLE: dict[type[Operation], Handler] = {
     math.Log2Op: _unary("log2"),
     math.Log10Op: _unary("log10"),
     math.CbrtOp: _unary("cbrt"),
-    math.PowFOp: _binary("pow"),
+    math.PowFOp: _pow,
     math.Atan2Op: _binary("atan2"),
     math.FPowIOp: _powi,
 }
