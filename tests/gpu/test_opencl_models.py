@@ -1,4 +1,5 @@
-"""Whole models built with devices=["opencl"] run every kernel on the OpenCL device (PoCL in
+"""The five test models (nnvm.testing.onnx_models: mlp, ResNet-, MobileNet-style, transformer
+encoder, LSTM) built with devices=["opencl"] run every kernel on the OpenCL device (PoCL in
 CI) and match the CPU-only build; nnvm.opencl(0) selects those kernels, a device the library
 was not built for is a UserError."""
 
@@ -30,7 +31,9 @@ def _outputs(graph, lib, params, inputs, device=None, debug=False):
     return [m.get_output(k) for k in range(m.get_num_outputs())]
 
 
-@pytest.mark.parametrize("model_name", ["mlp", "resnet_like"])
+@pytest.mark.parametrize(
+    "model_name", ["mlp", "resnet_like", "mobilenet_like", "transformer_encoder", "lstm_model"]
+)
 def test_model_on_opencl_matches_cpu(model_name: str) -> None:
     model = getattr(onnx_models, model_name)()
     inputs = onnx_models.random_inputs(model, seed=3)
