@@ -48,7 +48,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.queue = cl.CommandQueue(self.context)
         self.buffers: dict[int, Any] = {}
         self.next_handle = 1
-        self.loaded: dict[str, tuple[LaunchPlan, dict[str, Any], list[Any]]] = {}
+        self.loaded: dict[str, tuple[LaunchPlan, dict[str, Any], list[Any], list[Any]]] = {}
         self.lock = threading.Lock()  # kernel objects hold their arguments: one launch at a time
 
     # -- buffers ------------------------------------------------------------------------
@@ -67,11 +67,19 @@ class OpenCLRuntime(DeviceRuntime):
 
     def copy_to_device(self, handle: int, host: memoryview) -> None:
         if host.nbytes:
-            self.cl.enqueue_copy(self.queue, self.buffers[handle], host, is_blocking=True)
+            self._copy(self.buffers[handle], host)
 
     def copy_from_device(self, host: memoryview, handle: int) -> None:
+        """Blocking: it waits for the kernels before it on the in-order queue (launches do
+        not), so a kernel's failure may surface here."""
         if host.nbytes:
-            self.cl.enqueue_copy(self.queue, host, self.buffers[handle], is_blocking=True)
+            self._copy(host, self.buffers[handle])
+
+    def _copy(self, dst: Any, src: Any) -> None:
+        try:
+            self.cl.enqueue_copy(self.queue, dst, src, is_blocking=True)
+        except self.cl.Error as err:
+            raise UserError(f"OpenCL copy failed: {err}") from None
 
     # -- kernels ------------------------------------------------------------------------
 
@@ -80,7 +88,9 @@ class OpenCLRuntime(DeviceRuntime):
             return self.sources[kernel]
         return self.lib.blob(kernel)
 
-    def _load(self, kernel: str) -> tuple[LaunchPlan, dict[str, Any], list[Any]]:
+    def _load(self, kernel: str) -> tuple[LaunchPlan, dict[str, Any], list[Any], list[Any]]:
+        """Its plan, kernel objects, constant buffers (uploaded once) and temporaries (kept
+        for the next launch: launches are serialized and the queue is in order)."""
         if kernel not in self.loaded:
             code, plan = read_blob(self._blob(kernel))
             try:
@@ -95,7 +105,9 @@ class OpenCLRuntime(DeviceRuntime):
                 for c in plan.consts
             ]
             kernels = {k.function_name: k for k in program.all_kernels()}
-            self.loaded[kernel] = (plan, kernels, consts)
+            rw = self.cl.mem_flags.READ_WRITE
+            temps = [self.cl.Buffer(self.context, rw, max(n, 1)) for n in plan.temps]
+            self.loaded[kernel] = (plan, kernels, consts, temps)
         return self.loaded[kernel]
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
@@ -103,11 +115,10 @@ class OpenCLRuntime(DeviceRuntime):
             self._launch(kernel, handles)
 
     def _launch(self, kernel: str, handles: Sequence[int]) -> None:
-        plan, kernels, consts = self._load(kernel)
+        plan, kernels, consts, temps = self._load(kernel)
         if len(handles) != plan.n_args:
             raise UserError(f"kernel {kernel} takes {plan.n_args} buffers, got {len(handles)}")
         cl = self.cl
-        temps = [cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(n, 1)) for n in plan.temps]
         pools = {"arg": [self.buffers[h] for h in handles], "temp": temps, "const": consts}
         try:
             for step in plan.steps:
@@ -120,9 +131,5 @@ class OpenCLRuntime(DeviceRuntime):
                 fn.set_args(*[pools[kind][k] for kind, k in step.args])
                 glob = tuple(g * b for g, b in zip(step.grid, step.block, strict=True))
                 cl.enqueue_nd_range_kernel(self.queue, fn, glob, step.block)
-            self.queue.finish()
         except cl.Error as err:
             raise UserError(f"OpenCL failed running kernel {kernel}: {err}") from None
-        finally:
-            for t in temps:
-                t.release()
