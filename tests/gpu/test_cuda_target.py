@@ -276,3 +276,34 @@ def test_saturating_casts_on_the_device() -> None:
     x = np.array([1.7, -2.5, 3e9, -3e9, 0.0], np.float32)
     (got,) = _outputs(graph, lib, p, {"x": x})
     np.testing.assert_array_equal(got, np.array([1, -2, 2**31 - 1, -(2**31), 0], np.int32))
+
+
+def test_threads_sharing_a_cuda_module() -> None:
+    """A module shared by threads: each run's kernels use the plan's shared temporaries one
+    run at a time, so every thread gets its own inputs' outputs."""
+    import threading
+
+    model = onnx_models.mlp()
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, params=params, devices=["cuda -emulate"])
+    m = graph_runtime.create(graph, lib, nnvm.cuda(0))
+    m.set_input(**p)
+    feeds = [onnx_models.random_inputs(model, seed=s) for s in range(4)]
+    want = []
+    for x in feeds:
+        m.run(**x)
+        want.append(m.get_output(0).copy())
+    wrong: list[int] = []
+
+    def work(k: int) -> None:
+        for _ in range(5):
+            m.run(**feeds[k])
+            if not np.array_equal(m.get_output(0), want[k]):
+                wrong.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from nnvm.targets.gpu.launch_plan import Launch, LaunchPlan
 
 ALIGNMENT = 256
 """cudaMalloc's alignment, so emulated buffers are aligned as device ones are."""
+_EMULATOR_LOCK = threading.Lock()
 SREGS = [f"{r}.{d}" for r in ("tid", "ctaid", "ntid", "nctaid") for d in "xyz"]
 _KERNEL = re.compile(r'define ptx_kernel void @"?([\w.$]+)"?\(([^)]*)\)')
 
@@ -146,8 +148,9 @@ class EmulatedCudaRuntime(DeviceRuntime):
         for h in handles:
             if h not in self.buffers:
                 raise UserError(f"{kernel}: {h:#x} is not a buffer of this device")
-        run_plan(self.load(kernel), handles)
-        self.launches += 1
+        with _EMULATOR_LOCK:  # the special registers and temporaries are shared by all runs
+            run_plan(self.load(kernel), handles)
+            self.launches += 1
 
 
 def load_emulated(blob: bytes, kernel: str) -> EmulatedKernel:

@@ -5,6 +5,7 @@ synchronization per kernel (so a device fault is reported at the kernel that cau
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ class CudaRuntime(DeviceRuntime):
         self.driver.use(ordinal)
         self.kernels: dict[str, LoadedKernel] = {}
         self.buffers: set[int] = set()
+        self.lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> int:
         self.driver.use(self.ordinal)
@@ -89,11 +91,14 @@ class CudaRuntime(DeviceRuntime):
                 self.driver.copy_on_device(dst, src, step.nbytes)
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
-        self.enqueue(kernel, handles)
-        try:
-            self.driver.synchronize()
-        except UserError as err:
-            raise UserError(f"{kernel}: {err.message}") from None
+        """Run the plan and wait for it; one kernel's plan at a time, since its temporaries are
+        shared by every run (threads sharing a module would interleave on the stream)."""
+        with self.lock:
+            self.enqueue(kernel, handles)
+            try:
+                self.driver.synchronize()
+            except UserError as err:
+                raise UserError(f"{kernel}: {err.message}") from None
 
 
 __all__ = ["CudaRuntime"]
