@@ -279,8 +279,8 @@ def test_saturating_casts_on_the_device() -> None:
 
 
 def test_threads_sharing_a_cuda_module() -> None:
-    """A module shared by threads: each run's kernels use the plan's shared temporaries one
-    run at a time, so every thread gets its own inputs' outputs."""
+    """A module shared by threads (each gets its own device runtime from graph_runtime, with
+    its own temporaries and loaded kernels): every thread gets its own inputs' outputs."""
     import threading
 
     model = onnx_models.mlp()

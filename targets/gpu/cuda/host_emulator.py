@@ -24,7 +24,6 @@ from nnvm.targets.gpu.launch_plan import Launch, LaunchPlan
 
 ALIGNMENT = 256
 """cudaMalloc's alignment, so emulated buffers are aligned as device ones are."""
-_EMULATOR_LOCK = threading.Lock()
 SREGS = [f"{r}.{d}" for r in ("tid", "ctaid", "ntid", "nctaid") for d in "xyz"]
 _KERNEL = re.compile(r'define ptx_kernel void @"?([\w.$]+)"?\(([^)]*)\)')
 
@@ -121,6 +120,7 @@ class EmulatedCudaRuntime(DeviceRuntime):
         self.buffers: dict[int, np.ndarray] = {}
         self.kernels: dict[str, EmulatedKernel] = {}
         self.launches = 0
+        self.lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> int:
         raw = np.zeros(max(nbytes, 1) + ALIGNMENT, np.uint8)
@@ -148,7 +148,7 @@ class EmulatedCudaRuntime(DeviceRuntime):
         for h in handles:
             if h not in self.buffers:
                 raise UserError(f"{kernel}: {h:#x} is not a buffer of this device")
-        with _EMULATOR_LOCK:  # the special registers and temporaries are shared by all runs
+        with self.lock:  # its kernels' special registers and temporaries serve every run
             run_plan(self.load(kernel), handles)
             self.launches += 1
 

@@ -91,8 +91,9 @@ class CudaRuntime(DeviceRuntime):
                 self.driver.copy_on_device(dst, src, step.nbytes)
 
     def launch(self, kernel: str, handles: Sequence[int]) -> None:
-        """Run the plan and wait for it; one kernel's plan at a time, since its temporaries are
-        shared by every run (threads sharing a module would interleave on the stream)."""
+        """Run the plan and wait for it, one run at a time: the plan's temporaries serve every
+        run of this runtime (graph_runtime gives each thread its own runtime; a caller sharing
+        one between threads is serialized here)."""
         with self.lock:
             self.enqueue(kernel, handles)
             try:
