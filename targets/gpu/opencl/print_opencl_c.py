@@ -50,7 +50,7 @@ CALLS = {
     "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
     "math.atanh": "atanh", "math.absf": "fabs", "math.absi": "abs", "math.floor": "floor",
     "math.ceil": "ceil", "math.round": "round", "math.roundeven": "rint", "math.trunc": "trunc",
-    "math.powf": "pow", "math.fma": "fma", "math.copysign": "copysign", "math.fpowi": "pown",
+    "math.powf": "pow", "math.fma": "fma", "math.copysign": "copysign",
     "math.ctpop": "popcount", "math.ctlz": "clz",
 }  # fmt: skip
 UNSIGNED_CALLS = {"arith.maxui": "max", "arith.minui": "min"}
@@ -92,6 +92,10 @@ def c_type(t: Attribute, memory: bool = False) -> str:
         name = names[width]
         return f"u{name}" if t.signedness.data == Signedness.UNSIGNED else name
     raise UserError(f"OpenCL C kernels do not take {t}")
+
+
+def _is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
 
 
 def unsigned_type(t: Attribute) -> str:
@@ -193,6 +197,8 @@ class KernelPrinter:
             u = unsigned_type(r.type)  # type: ignore[union-attr]
             expr = f"({u}){args[0]} {UNSIGNED_BINARY[name]} ({u}){args[1]}"
             self.define(r, expr)  # type: ignore[arg-type]
+        elif name == "math.fpowi":  # pown takes an int exponent
+            self.define(r, f"pown({args[0]}, (int){args[1]})")  # type: ignore[arg-type]
         elif name in CALLS:
             self.define(r, f"{CALLS[name]}({', '.join(args)})")  # type: ignore[arg-type]
         elif name in UNSIGNED_CALLS:
@@ -217,6 +223,15 @@ class KernelPrinter:
             self.cmpi(op, args)
         elif name == "arith.select":
             self.define(r, f"{args[0]} ? {args[1]} : {args[2]}")  # type: ignore[arg-type]
+        elif name in ("arith.trunci", "arith.extsi") and _is_bool(
+            r.type if name == "arith.trunci" else op.operands[0].type  # type: ignore[union-attr]
+        ):  # MLIR keeps the low bit; a sign-extended true is -1
+            expr = (
+                f"({args[0]} & 1) != 0"
+                if name == "arith.trunci"
+                else f"-({c_type(r.type)}){args[0]}"
+            )  # type: ignore[union-attr]
+            self.define(r, expr)  # type: ignore[arg-type]
         elif name in CASTS:
             self.define(r, f"({c_type(r.type)}){args[0]}")  # type: ignore[union-attr, arg-type]
         elif name in UNSIGNED_CASTS:
