@@ -37,12 +37,10 @@ class GpuTarget(Target):
 
     def accepts(self, fn: Any) -> str | None:
         """A fused kernel runs on the GPU when every tensor it touches has an element type a
-        kernel can take; te.extern calls (host libraries) keep a kernel on the host."""
+        kernel can take (the others stay on the host)."""
         from xdsl.dialects.builtin import TensorType
 
         for op in fn.walk():
-            if op.name in ("func.call", "te.extern") or op.name.startswith("nnvm.extern"):
-                return f"{op.name} calls host code"
             for v in (*op.operands, *op.results):
                 t = v.type
                 if isinstance(t, TensorType) and str(t.element_type) not in ELEMENT_TYPES:

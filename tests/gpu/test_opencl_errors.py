@@ -100,3 +100,20 @@ def test_missing_device_and_wrong_buffer_count() -> None:
     with pytest.raises(UserError, match="OpenCL could not build kernel k"):
         bad.launch("k", [])
     assert opencl_devices()
+
+
+def test_kernels_of_types_a_gpu_kernel_cannot_take_stay_on_the_host() -> None:
+    from opencl_harness import op_module
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import f32, f64
+
+    from nnvm.dialects.nnvm import elementwise
+    from nnvm.dialects.nnvm.base import tensor
+    from nnvm.targets.gpu.opencl.target import OpenCLTarget
+
+    def kernel(elt):  # noqa: ANN001, ANN202
+        m = op_module(elementwise.ExpOp, [tensor((3, 5), elt)])
+        return next(o for o in m.ops if isinstance(o, func.FuncOp))
+
+    assert OpenCLTarget().accepts(kernel(f32)) is None
+    assert "f64" in (OpenCLTarget().accepts(kernel(f64)) or "")
