@@ -280,14 +280,25 @@ def fp32_peak_gflops(driver, ordinal: int) -> float | None:
     return sms * 128 * 2 * khz * 1e3 / 1e9
 
 
+def _wheel_libs(pattern: str) -> list[str]:
+    """Libraries of the nvidia-* wheels (nvidia/<pkg>/lib/), where pip puts cuBLAS."""
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    return [str(p) for root in roots for p in sorted(Path(root).glob(f"*/lib/{pattern}"))]
+
+
 def cublas_sgemm_gflops(runner, n: int, pa: int, pb: int, pc: int, repeat: int) -> float | None:
-    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so"):
+    lib = None
+    for name in (
+        *("libcublas.so.13", "libcublas.so.12", "libcublas.so"),
+        *_wheel_libs("libcublas.so*"),
+    ):
         try:
             lib = ctypes.CDLL(name)
             break
         except OSError:
             continue
-    else:
+    if lib is None:
         return None
     handle = ctypes.c_void_p()
     if lib.cublasCreate_v2(ctypes.byref(handle)) != 0:
