@@ -4,7 +4,6 @@ holding the kernels, the generated C entry point (compiled for wasm32) and an ex
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -16,32 +15,9 @@ import llvmlite.binding as llvm
 from nnvm.support.errors import UserError
 from nnvm.support.target import Capabilities
 from nnvm.targets.cpu.target import MATMUL_PANEL, CPUTarget
+from nnvm.targets.wasm.kernel_ir import wasm_kernel_ir
 
 WASM_TRIPLE = "wasm32-unknown-unknown"
-SCRATCH_ALLOC = re.compile(r'@"?aligned_alloc"?\(')
-"""The kernels' scratch allocator (i64 size and alignment); nnvm_wasm.c defines it for wasm32."""
-EXACT_FMA = re.compile(r'(@"?)llvm\.fma\.')
-"""wasm has no fused multiply-add instruction: an exactly rounded llvm.fma is a call of libm's
-software fmaf per lane (62% of the ResNet-style model's time). The kernels' multiply-accumulates
-become llvm.fmuladd (a multiply and an add here; one rounding more than a CPU with FMA)."""
-
-DECLARATION = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(')
-
-
-def wasm_kernel_ir(text: str) -> str:
-    """A kernel's LLVM IR with the two calls above renamed (a declaration made twice by the
-    renaming is kept once)."""
-    text = EXACT_FMA.sub(r"\1llvm.fmuladd.", SCRATCH_ALLOC.sub('@"nnvm_wasm_scratch_alloc"(', text))
-    declared: set[str] = set()
-    lines = []
-    for line in text.splitlines():
-        found = DECLARATION.match(line)
-        if found:
-            if found.group(1) in declared:
-                continue
-            declared.add(found.group(1))
-        lines.append(line)
-    return "\n".join(lines) + "\n"
 
 
 @cache
