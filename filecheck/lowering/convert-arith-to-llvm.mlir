@@ -1,9 +1,13 @@
 // RUN: nnvm-opt %s -p convert-arith-to-llvm | filecheck %s
 
-// Index becomes i64; values cross to unconverted ops through unrealized casts.
+// Index becomes i64; values cross to unconverted ops through unrealized casts. Integer
+// constants are made once per block, at its start, in the order they are first needed.
 // CHECK-LABEL: func.func @int_ops
 func.func @int_ops(%a: i32, %b: i32, %i: index) -> (i32, index) {
-  // CHECK:      %s = llvm.add %a, %b : i32
+  // CHECK-NEXT: %c4 = llvm.mlir.constant(4) : i64
+  // CHECK-NEXT: [[ZERO:%.*]] = llvm.mlir.constant(0) : i64
+  // CHECK-NEXT: [[ONE:%.*]] = llvm.mlir.constant(1) : i64
+  // CHECK-NEXT: %s = llvm.add %a, %b : i32
   // CHECK-NEXT: %p = llvm.mul %s, %b overflow<nsw> : i32
   // CHECK-NEXT: %d = llvm.sdiv %p, %b : i32
   // CHECK-NEXT: %r = llvm.urem %d, %b : i32
@@ -19,14 +23,11 @@ func.func @int_ops(%a: i32, %b: i32, %i: index) -> (i32, index) {
   %sh = arith.shrsi %x, %b : i32
   %mn = arith.minsi %sh, %a : i32
   // floordivsi: truncating quotient, minus one where remainder and divisor differ in sign
-  // CHECK:      %c4 = llvm.mlir.constant(4) : i64
   // CHECK:      [[I:%.*]] = builtin.unrealized_conversion_cast %i : index to i64
-  // CHECK-NEXT: [[ZERO:%.*]] = llvm.mlir.constant(0) : i64
   // CHECK-NEXT: [[QT:%.*]] = llvm.sdiv [[I]], %c4 : i64
   // CHECK-NEXT: [[R:%.*]] = llvm.srem [[I]], %c4 : i64
   // CHECK-NEXT: [[NZ:%.*]] = llvm.icmp "ne" [[R]], [[ZERO]] : i64
-  // CHECK:      [[ONE:%.*]] = llvm.mlir.constant(1) : i64
-  // CHECK-NEXT: [[QM:%.*]] = llvm.sub [[QT]], [[ONE]] : i64
+  // CHECK:      [[QM:%.*]] = llvm.sub [[QT]], [[ONE]] : i64
   // CHECK-NEXT: %q = llvm.select {{%.*}}, [[QM]], [[QT]] : i1, i64
   // CHECK-NEXT: [[Q:%.*]] = builtin.unrealized_conversion_cast %q : i64 to index
   // CHECK-NEXT: func.return %mn, [[Q]] : i32, index
@@ -73,11 +74,11 @@ func.func @casts(%f: f32, %i: i32, %j: index) -> (i32, f32, f64, i64, i16) {
 
 // CHECK-LABEL: func.func @constants
 func.func @constants() -> (index, f32, vector<4xf32>, i1) {
-  // CHECK:      %a = llvm.mlir.constant(7) : i64
+  // CHECK-NEXT: %a = llvm.mlir.constant(7) : i64
+  // CHECK-NEXT: %d = llvm.mlir.constant(true) : i1
   // CHECK-NEXT: {{%.*}} = builtin.unrealized_conversion_cast %a : i64 to index
   // CHECK-NEXT: %b = llvm.mlir.constant(2.500000e+00 : f32) : f32
   // CHECK-NEXT: %c = llvm.mlir.constant(dense<1.000000e+00> : vector<4xf32>) : vector<4xf32>
-  // CHECK-NEXT: %d = llvm.mlir.constant(true) : i1
   %a = arith.constant 7 : index
   %b = arith.constant 2.5 : f32
   %c = arith.constant dense<1.0> : vector<4xf32>

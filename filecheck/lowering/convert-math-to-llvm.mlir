@@ -55,6 +55,7 @@ func.func @f64(%x: f64) -> f64 {
 
 // Other math ops: intrinsics, and libm unrolled lane by lane for vectors.
 // CHECK-LABEL: func.func @others
+// CHECK-COUNT-4: llvm.mlir.constant({{[0-3]}} : i32) : i32
 // CHECK-NEXT:    %s = llvm.intr.sqrt(%x) : (vector<4xf32>) -> vector<4xf32>
 // CHECK-NEXT:    %a = llvm.intr.fabs(%s) : (vector<4xf32>) -> vector<4xf32>
 // CHECK-NEXT:    %f = llvm.intr.fma(%a, %a, %x) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>

@@ -19,16 +19,19 @@ func.func @load_store(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %i: index, %j: i
 
 // -----
 
-// A subview moves the pointer by offset * stride; its own accesses use the source strides.
+// A subview moves the pointer by offset * stride; its own accesses use the source strides,
+// and constant indices fold into one constant offset (1 * 8 + 1). Integer constants are made
+// once per block, at its start.
 // CHECK-LABEL: llvm.func @subview(%a: !llvm.ptr, %i: i64) -> f32
 func.func @subview(%a: memref<6x8xf32>, %i: index) -> f32 {
   // CHECK-NEXT: %c1 = llvm.mlir.constant(1) : i64
   // CHECK-NEXT: [[S:%.*]] = llvm.mlir.constant(8) : i64
-  // CHECK-NEXT: [[O:%.*]] = llvm.mul %i, [[S]] overflow<nsw> : i64
   // CHECK-NEXT: [[C:%.*]] = llvm.mlir.constant(2) : i64
+  // CHECK-NEXT: [[NINE:%.*]] = llvm.mlir.constant(9) : i64
+  // CHECK-NEXT: [[O:%.*]] = llvm.mul %i, [[S]] overflow<nsw> : i64
   // CHECK-NEXT: [[T:%.*]] = llvm.add [[O]], [[C]] overflow<nsw> : i64
   // CHECK-NEXT: %v = llvm.getelementptr inbounds %a[[[T]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-  // CHECK:      [[E:%.*]] = llvm.getelementptr inbounds %v[{{%.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: [[E:%.*]] = llvm.getelementptr inbounds %v[[[NINE]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
   // CHECK-NEXT: %x = llvm.load [[E]] {alignment = 4 : i64} : !llvm.ptr -> f32
   %c1 = arith.constant 1 : index
   %v = memref.subview %a[%i, 2] [4, 4] [1, 1] : memref<6x8xf32> to memref<4x4xf32, strided<[8, 1], offset: ?>>
@@ -43,8 +46,8 @@ func.func @subview(%a: memref<6x8xf32>, %i: index) -> f32 {
 func.func @alloc() {
   // CHECK-NEXT: [[A:%.*]] = llvm.mlir.constant(64) : i64
   // CHECK-NEXT: [[N:%.*]] = llvm.mlir.constant(448) : i64
-  // CHECK-NEXT: %m = llvm.call @aligned_alloc([[A]], [[N]]) : (i64, i64) -> !llvm.ptr
   // CHECK-NEXT: [[K:%.*]] = llvm.mlir.constant(6) : i64
+  // CHECK-NEXT: %m = llvm.call @aligned_alloc([[A]], [[N]]) : (i64, i64) -> !llvm.ptr
   // CHECK-NEXT: %s = llvm.alloca [[K]] x f64 {alignment = 64 : i64} : (i64) -> !llvm.ptr
   // CHECK-NEXT: llvm.call @free(%m) : (!llvm.ptr) -> ()
   %m = memref.alloc() : memref<10x10xf32>

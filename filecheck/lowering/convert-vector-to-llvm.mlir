@@ -3,10 +3,10 @@
 // Vector loads and stores: a GEP to the first element, `align` of the scalar (numpy buffers
 // are not 32-byte aligned).
 // CHECK-LABEL: llvm.func @load_fma_store(%a: !llvm.ptr, %b: !llvm.ptr, %s: f32, %i: i64)
+// CHECK-NEXT:    [[Z:%.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    [[P:%.*]] = llvm.getelementptr inbounds %a[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    %v = llvm.load [[P]] {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK-NEXT:    [[U:%.*]] = llvm.mlir.undef : vector<8xf32>
-// CHECK-NEXT:    [[Z:%.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    [[E:%.*]] = llvm.insertelement %s, [[U]][[[Z]] : i32] : vector<8xf32>
 // CHECK-NEXT:    %w = llvm.shufflevector [[E]], [[E]] [0, 0, 0, 0, 0, 0, 0, 0] : vector<8xf32>
 // CHECK-NEXT:    %f = llvm.intr.fma(%v, %w, %v) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
@@ -42,7 +42,7 @@ func.func @reduce(%v: vector<8xf32>, %acc: f32) -> f32 {
 // A transfer that may run past the end is a masked load: lanes < size - index.
 // CHECK-LABEL: llvm.func @tail(%a: !llvm.ptr, %i: i64) -> vector<8xf32>
 // CHECK:         [[SIZE:%.*]] = llvm.mlir.constant(13) : i64
-// CHECK-NEXT:    [[LEFT:%.*]] = llvm.sub [[SIZE]], %i : i64
+// CHECK:         [[LEFT:%.*]] = llvm.sub [[SIZE]], %i : i64
 // CHECK-NEXT:    [[STEP:%.*]] = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xi64>) : vector<8xi64>
 // CHECK:         [[B:%.*]] = llvm.shufflevector
 // CHECK-NEXT:    [[M:%.*]] = llvm.icmp "slt" [[STEP]], [[B]] : vector<8xi64>

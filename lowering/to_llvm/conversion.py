@@ -17,21 +17,19 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.lowering.errors import located
-from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
+from nnvm.lowering.to_llvm.llvm_builder import ConversionState, LLVMBuilder
 from nnvm.support.errors import UserError
 
 Handler = Callable[[Operation, LLVMBuilder], Sequence[SSAValue] | None]
 """Emit the replacement of an op; return its llvm-typed results, or None to leave it alone."""
 
 
-def lower_op(
-    op: Operation, handler: Handler, lowered: dict[SSAValue, SSAValue]
-) -> list[Operation] | None:
-    """Insert what `handler` emits for `op` before it and record, in `lowered`, the llvm value
-    that stands for each of its results (a result whose type does not change is replaced at
-    once). `op` itself stays until `apply_table` erases it; returns the new ops, or None when
-    the handler left the op alone."""
-    b = LLVMBuilder(lowered)
+def lower_op(op: Operation, handler: Handler, state: ConversionState) -> list[Operation] | None:
+    """Insert what `handler` emits for `op` before it and record, in `state.lowered`, the llvm
+    value that stands for each of its results (a result whose type does not change is replaced
+    at once). `op` itself stays until `apply_table` erases it; returns the new ops, or None
+    when the handler left the op alone."""
+    b = LLVMBuilder(state, op.parent_block())
     try:
         results = handler(op, b)
     except UserError as e:
@@ -48,7 +46,7 @@ def lower_op(
         if new.type == old.type:
             old.replace_all_uses_with(new)
         else:
-            lowered[old] = new
+            state.lowered[old] = new
     return b.ops
 
 
@@ -81,14 +79,14 @@ def apply_table(module: ModuleOp, table: dict[type[Operation], Handler]) -> None
     end; only their results that ops outside the table still use get a cast back to the old
     type (which `reconcile-unrealized-casts` removes once those are lowered too). Ops a handler
     emits are lowered too when the table has them."""
-    lowered: dict[SSAValue, SSAValue] = {}
+    state = ConversionState()
     replaced: list[Operation] = []
     pending = deque(op for op in module.walk() if type(op) in table)
     while pending:  # in walk order: a value's definition is lowered before its uses
         op = pending.popleft()
         if op.parent is None:  # erased by an earlier handler
             continue
-        new_ops = lower_op(op, table[type(op)], lowered)
+        new_ops = lower_op(op, table[type(op)], state)
         if new_ops is None:
             continue
         replaced.append(op)
@@ -100,7 +98,7 @@ def apply_table(module: ModuleOp, table: dict[type[Operation], Handler]) -> None
             continue
         for old in op.results:
             if old.uses:
-                cast = UnrealizedConversionCastOp.get([lowered[old]], [old.type])
+                cast = UnrealizedConversionCastOp.get([state.lowered[old]], [old.type])
                 Rewriter.insert_op(cast, InsertPoint.before(op))
                 old.replace_all_uses_with(cast.results[0])
         Rewriter.erase_op(op)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, memref
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
@@ -63,17 +63,56 @@ def static_strides(t: MemRefType, what: str) -> Sequence[int]:
     return [int(s) for s in strides]  # type: ignore[arg-type]
 
 
+def split_offset(value: SSAValue) -> tuple[SSAValue | None, int]:
+    """`value` as `x + c` with the constant `c` taken out of arith add/sub chains (the
+    constant offsets of an unrolled tile); x is None when the value is a constant."""
+    c = 0
+    while True:
+        k = constant_int(value)
+        if k is not None:
+            return None, c + k
+        owner = value.owner
+        if isinstance(owner, arith.AddiOp):
+            if (k := constant_int(owner.rhs)) is not None:
+                c, value = c + k, owner.lhs
+                continue
+            if (k := constant_int(owner.lhs)) is not None:
+                c, value = c + k, owner.rhs
+                continue
+        elif isinstance(owner, arith.SubiOp) and (k := constant_int(owner.rhs)) is not None:
+            c, value = c - k, owner.lhs
+            continue
+        return value, c
+
+
 def linear_index(
     b: LLVMBuilder, indices: Sequence[SSAValue], strides: Sequence[int]
 ) -> SSAValue | int:
-    """sum(index_i * stride_i) over i64 values (nsw: in-bounds offsets cannot overflow)."""
-    total: SSAValue | None = None
+    """sum(index_i * stride_i) over i64 values (nsw: in-bounds offsets cannot overflow), for
+    indices not yet converted: their constant offsets fold into one constant, and the rest,
+    sum(x_i * stride_i), is made once per block for all accesses that share it."""
+    terms: list[tuple[SSAValue, int]] = []
+    offset = 0
     for idx, stride in zip(indices, strides, strict=True):
         if stride == 0:
             continue
-        term = idx if stride == 1 else b.mul(idx, b.i64(stride), nsw=True)
-        total = term if total is None else b.add(total, term, nsw=True)
-    return 0 if total is None else total
+        x, c = split_offset(idx)
+        offset += c * stride
+        if x is not None:
+            terms.append((b.to_llvm(x), stride))
+    total: SSAValue | None = None
+    if terms:
+        key = (b.block, tuple(terms))
+        total = b.state.sums.get(key) if b.block is not None else None
+        if total is None:
+            for x, stride in terms:
+                term = x if stride == 1 else b.mul(x, b.i64(stride), nsw=True)
+                total = term if total is None else b.add(total, term, nsw=True)
+            if b.block is not None:
+                b.state.sums[key] = total
+    if offset == 0:
+        return 0 if total is None else total
+    return b.i64(offset) if total is None else b.add(total, b.i64(offset), nsw=True)
 
 
 def element_pointer(
@@ -84,7 +123,7 @@ def element_pointer(
     assert isinstance(t, MemRefType)
     strides = static_strides(t, what)
     base = b.to_llvm(ref)
-    lin = linear_index(b, [b.to_llvm(i) for i in indices], strides)
+    lin = linear_index(b, indices, strides)
     return b.gep(base, lin, t.element_type)
 
 

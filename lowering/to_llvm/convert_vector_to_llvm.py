@@ -52,7 +52,7 @@ def _pointer(b: LLVMBuilder, ref: SSAValue, indices, what: str, inbounds: bool =
     t = ref.type
     assert isinstance(t, MemRefType)
     strides = static_strides(t, what)
-    lin = linear_index(b, [b.to_llvm(i) for i in indices], strides)
+    lin = linear_index(b, indices, strides)
     base = b.to_llvm(ref)
     if isinstance(lin, int) and lin == 0:
         return base

@@ -15,6 +15,7 @@ dialect that `mlir-translate` also accepts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cache
 
 from xdsl.dialects import llvm
@@ -40,7 +41,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.llvm import FastMathAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nnvm.support.errors import UserError
 
@@ -155,13 +156,34 @@ _GEP_ONE_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
 _UNIT = UnitAttr()
 
 
-class LLVMBuilder:
-    """Collects new llvm-dialect ops in order; patterns then insert or replace with `ops`."""
+@dataclass
+class ConversionState:
+    """What one conversion walk shares between the ops it lowers."""
 
-    def __init__(self, lowered: dict[SSAValue, SSAValue] | None = None) -> None:
+    lowered: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """The llvm value standing for each value whose op the walk already lowered."""
+    constants: dict[tuple[Block, Attribute, object], SSAValue] = field(default_factory=dict)
+    """Scalar constants made so far, one per block, type and value (at the block's start, in
+    the order they were made)."""
+    last_constant: dict[Block, Operation] = field(default_factory=dict)
+    sums: dict[tuple[Block, tuple[tuple[SSAValue, int], ...]], SSAValue] = field(
+        default_factory=dict
+    )
+    """sum(x * stride) address parts made so far in a block, by terms: the accesses of an
+    unrolled tile differ only in constant offsets, so they share one."""
+
+
+class LLVMBuilder:
+    """Collects new llvm-dialect ops in order; patterns then insert or replace with `ops`.
+
+    Inside a conversion walk (`state` given, `block` the block of the op being lowered) scalar
+    constants and address sums are made once per block and reused."""
+
+    def __init__(self, state: ConversionState | None = None, block: Block | None = None):
         self.ops: list[Operation] = []
-        self.lowered = lowered if lowered is not None else {}
-        """The llvm values standing for values whose ops a conversion walk already lowered."""
+        self.state = state if state is not None else ConversionState()
+        self.lowered = self.state.lowered
+        self.block = block
 
     def add_op(self, op: Operation) -> Operation:
         self.ops.append(op)
@@ -214,7 +236,23 @@ class LLVMBuilder:
             return self.emit(llvm.ConstantOp(FloatAttr(float(value), e), t))
         assert isinstance(e, IntegerType)
         v = (-1 if value else 0) if e.width.data == 1 else int(value)
-        return self.emit(_new(llvm.ConstantOp, (), (t,), {"value": _int_attr(v, e)}))
+        key = (self.block, t, v)
+        found = self.state.constants.get(key) if self.block is not None else None
+        if found is not None:
+            return found
+        op = _new(llvm.ConstantOp, (), (t,), {"value": _int_attr(v, e)})
+        if self.block is None:
+            return self.emit(op)
+        last = self.state.last_constant.get(self.block)
+        if last is not None:
+            self.block.insert_op_after(op, last)
+        elif self.block.first_op is not None:
+            self.block.insert_op_before(op, self.block.first_op)
+        else:
+            self.block.add_op(op)
+        self.state.last_constant[self.block] = op
+        self.state.constants[key] = op.results[0]
+        return op.results[0]
 
     def i64(self, value: int) -> SSAValue:
         return self.const(value, i64)

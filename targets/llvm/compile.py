@@ -114,9 +114,8 @@ def _parse(text: str, tm: llvm.TargetMachine) -> llvm.ModuleRef:
     return mod
 
 
-def _with_target_record(module: ir.Module | str, target: CPUTarget) -> str:
+def _with_target_record(text: str, target: CPUTarget) -> str:
     """IR text with the `nnvm_build_target` string added (as an exported constant)."""
-    text = str(module)
     data = target.description.encode() + b"\0"
     escaped = "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}" for c in data)
     return text + f'\n@{TARGET_SYMBOL} = constant [{len(data)} x i8] c"{escaped}", align 1\n'
@@ -246,21 +245,23 @@ class SharedLibrary(CompiledModule):
 
 
 def _optimized(module: ModuleLike, target: CPUTarget, *, jit: bool, pic: bool):
+    """The module as llvmlite IR and as text (printed once: printing is a large part of the
+    Python side of codegen), and the target machine."""
     initialize()
     ir_mod = _to_ir_module(module, target)
     tm = target.target_machine(jit=jit, pic=pic)
     text = str(ir_mod)
-    if PARALLEL_RUNTIME_SYMBOL in text:
+    if jit and PARALLEL_RUNTIME_SYMBOL in text:
         load_parallel_runtime()
-    return ir_mod, tm
+    return ir_mod, tm, text
 
 
 def compile_jit(module: ModuleLike, target: str | CPUTarget | None = None) -> JITModule:
     """JIT-compile a lowered module (or LLVM IR) for this host; returns callable kernels."""
     tgt = parse_target(target)
     _check_host(tgt, "JIT code")
-    ir_mod, tm = _optimized(module, tgt, jit=True, pic=False)
-    mod = _parse(str(ir_mod), tm)
+    ir_mod, tm, text = _optimized(module, tgt, jit=True, pic=False)
+    mod = _parse(text, tm)
     optimize(mod, tm, tgt.opt_level)
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
@@ -271,8 +272,8 @@ def compile_jit(module: ModuleLike, target: str | CPUTarget | None = None) -> JI
 def optimized_ir(module: ModuleLike, target: str | CPUTarget | None = None) -> str:
     """The LLVM IR after O3, for tests and inspection."""
     tgt = parse_target(target)
-    ir_mod, tm = _optimized(module, tgt, jit=False, pic=True)
-    mod = _parse(str(ir_mod), tm)
+    _, tm, text = _optimized(module, tgt, jit=False, pic=True)
+    mod = _parse(text, tm)
     optimize(mod, tm, tgt.opt_level)
     return str(mod)
 
@@ -283,8 +284,9 @@ def emit_object(
     """A relocatable (PIC) ELF object with the exported kernels and (unless the caller links
     several objects and records the target once itself) the target record."""
     tgt = parse_target(target)
-    ir_mod, tm = _optimized(module, tgt, jit=False, pic=True)
-    text = _with_target_record(ir_mod, tgt) if target_record else str(ir_mod)
+    _, tm, text = _optimized(module, tgt, jit=False, pic=True)
+    if target_record:
+        text = _with_target_record(text, tgt)
     mod = _parse(text, tm)
     optimize(mod, tm, tgt.opt_level)
     return tm.emit_object(mod)
@@ -292,8 +294,8 @@ def emit_object(
 
 def emit_assembly(module: ModuleLike, target: str | CPUTarget | None = None) -> str:
     tgt = parse_target(target)
-    ir_mod, tm = _optimized(module, tgt, jit=False, pic=True)
-    mod = _parse(str(ir_mod), tm)
+    _, tm, text = _optimized(module, tgt, jit=False, pic=True)
+    mod = _parse(text, tm)
     optimize(mod, tm, tgt.opt_level)
     return tm.emit_assembly(mod)
 
@@ -307,8 +309,8 @@ def build_shared_library(
     """Compile to `path` (a .so) with the system C compiler as linker; compiles the parallel-loop
     runtime in if the kernels use it."""
     tgt = parse_target(target)
-    ir_mod, _ = _optimized(module, tgt, jit=False, pic=True)
-    obj = emit_object(ir_mod, tgt)
+    ir_mod, _, text = _optimized(module, tgt, jit=False, pic=True)
+    obj = emit_object(text, tgt)
     from nnvm.targets.cpu.link import link_shared
 
     out = Path(path)
@@ -317,7 +319,7 @@ def build_shared_library(
         obj_path = Path(tmp) / (out.stem + ".o")
         obj_path.write_bytes(obj)
         inputs: list[Path] = [obj_path]
-        if PARALLEL_RUNTIME_SYMBOL in str(ir_mod):
+        if PARALLEL_RUNTIME_SYMBOL in text:
             from nnvm.targets.cpu.entry_point import threads_source
 
             inputs.append(threads_source())
