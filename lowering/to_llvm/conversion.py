@@ -1,9 +1,10 @@
-"""The one-table pattern all `convert-*-to-llvm` passes share.
+"""The one-table walk all `convert-*-to-llvm` passes share.
 
 Each conversion is a dict from op class to a handler that emits llvm ops into an `LLVMBuilder`
-and returns the llvm-typed replacement values; the pattern casts them back to the original
-types (an `unrealized_conversion_cast` that `reconcile-unrealized-casts` removes once every
-user is converted), so conversions can run alone and in any order.
+and returns the llvm-typed replacement values. `apply_table` lowers a module with one table or
+several merged; a result still used by ops outside the table is cast back to its original type
+(an `unrealized_conversion_cast` that `reconcile-unrealized-casts` removes once every user is
+converted), so conversions can run alone and in any order.
 """
 
 from __future__ import annotations
@@ -84,8 +85,6 @@ def apply_table(module: ModuleOp, table: dict[type[Operation], Handler]) -> None
     pending = deque(op for op in module.walk() if type(op) in table)
     while pending:  # in walk order: a value's definition is lowered before its uses
         op = pending.popleft()
-        if op.parent is None:  # erased by an earlier handler
-            continue
         new_ops = lower_op(op, table[type(op)], state)
         if new_ops is None:
             continue
@@ -94,8 +93,6 @@ def apply_table(module: ModuleOp, table: dict[type[Operation], Handler]) -> None
     for op in replaced:  # uses among replaced ops go first: they need no cast
         op.operands = ()
     for op in reversed(replaced):
-        if op.parent is None:  # erased by a later handler
-            continue
         for old in op.results:
             if old.uses:
                 cast = UnrealizedConversionCastOp.get([state.lowered[old]], [old.type])

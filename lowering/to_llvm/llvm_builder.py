@@ -182,7 +182,6 @@ class LLVMBuilder:
     def __init__(self, state: ConversionState | None = None, block: Block | None = None):
         self.ops: list[Operation] = []
         self.state = state if state is not None else ConversionState()
-        self.lowered = self.state.lowered
         self.block = block
 
     def add_op(self, op: Operation) -> Operation:
@@ -196,7 +195,7 @@ class LLVMBuilder:
     # ---- crossing between converted and unconverted values -------------------------------
     def to_llvm(self, value: SSAValue) -> SSAValue:
         """`value` with its llvm-dialect type, looking through a cast that made it."""
-        found = self.lowered.get(value)
+        found = self.state.lowered.get(value)
         if found is not None:
             return found
         target = convert_type(value.type)
@@ -210,12 +209,6 @@ class LLVMBuilder:
         ):
             return owner.inputs[0]
         return self.emit(UnrealizedConversionCastOp.get([value], [target]))
-
-    def from_llvm(self, value: SSAValue, original: Attribute) -> SSAValue:
-        """A value of the original (pre-conversion) type standing for llvm value `value`."""
-        if value.type == original:
-            return value
-        return self.emit(UnrealizedConversionCastOp.get([value], [original]))
 
     # ---- constants ------------------------------------------------------------------------
     def const(self, value: int | float, t: Attribute) -> SSAValue:
