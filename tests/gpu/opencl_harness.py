@@ -5,13 +5,11 @@ executor. `requires_opencl` skips where no OpenCL platform (PoCL) is found."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import ModuleOp
 
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.reference import run_reference
@@ -19,23 +17,13 @@ from nnvm.registry import make_context
 from nnvm.runtime.device import run_on_device
 from nnvm.targets.gpu.opencl.runtime import OpenCLRuntime, opencl_devices
 from nnvm.targets.gpu.opencl.target import OpenCLTarget
+from nnvm.testing.op_modules import op_module  # noqa: F401 (the op tests' import)
 
 CTX = make_context()
 requires_opencl = pytest.mark.skipif(
     not opencl_devices(),
     reason="no OpenCL platform (apt-get install pocl-opencl-icd; pip install pyopencl)",
 )
-
-
-def op_module(cls: type, arg_types: Sequence[TensorType], **props: Any) -> ModuleOp:
-    """`func.func @k(args) { %r = <op>(args) {props}; return %r }`."""
-    block = Block(arg_types=list(arg_types))
-    op = cls.make(*block.args, **props)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    fn = func.FuncOp("k", (list(arg_types), [r.type for r in op.results]), Region(block))
-    module = ModuleOp([fn])
-    module.verify()
-    return module
 
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Region
 
-from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops
@@ -22,23 +19,13 @@ from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
 from nnvm.reference import run_reference
 from nnvm.registry import make_context
 from nnvm.support.diagnostics import parse_module
+from nnvm.testing.op_modules import op_module  # noqa: F401 (the op tests' import)
 
 CTX = make_context()
 
 
 def parse(text: str) -> ModuleOp:
     return parse_module(CTX, text, "<test>")
-
-
-def op_module(cls: type[NNVMOp], arg_types: Sequence[TensorType], **props: Any) -> ModuleOp:
-    """`func.func @k(args) { %r = <op>(args) {props}; return %r }`."""
-    block = Block(arg_types=list(arg_types))
-    op = cls.make(*block.args, **props)
-    block.add_ops([op, func.ReturnOp(*op.results)])
-    fn = func.FuncOp("k", (list(arg_types), [r.type for r in op.results]), Region(block))
-    module = ModuleOp([fn])
-    module.verify()
-    return module
 
 
 def random_inputs(
