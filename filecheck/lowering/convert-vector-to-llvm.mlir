@@ -1,7 +1,8 @@
 // RUN: nnvm-opt %s --split-input-file -p convert-vector-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts | filecheck %s
 
 // Vector loads and stores: a GEP to the first element, `align` of the scalar (numpy buffers
-// are not 32-byte aligned).
+// are not 32-byte aligned). vector.fma is llvm.fmuladd, as upstream lowers it (fused where the CPU
+// has FMA; an exact llvm.fma would be a libm call per lane where it has not).
 // CHECK-LABEL: llvm.func @load_fma_store(%a: !llvm.ptr, %b: !llvm.ptr, %s: f32, %i: i64)
 // CHECK-NEXT:    [[Z:%.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    [[P:%.*]] = llvm.getelementptr inbounds %a[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
@@ -9,7 +10,7 @@
 // CHECK-NEXT:    [[U:%.*]] = llvm.mlir.undef : vector<8xf32>
 // CHECK-NEXT:    [[E:%.*]] = llvm.insertelement %s, [[U]][[[Z]] : i32] : vector<8xf32>
 // CHECK-NEXT:    %w = llvm.shufflevector [[E]], [[E]] [0, 0, 0, 0, 0, 0, 0, 0] : vector<8xf32>
-// CHECK-NEXT:    %f = llvm.intr.fma(%v, %w, %v) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT:    %f = llvm.call_intrinsic "llvm.fmuladd.v8f32"(%v, %w, %v) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NEXT:    [[Q:%.*]] = llvm.getelementptr inbounds %b[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    llvm.store %f, [[Q]] {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
 func.func @load_fma_store(%a: memref<64xf32>, %b: memref<64xf32>, %s: f32, %i: index) {

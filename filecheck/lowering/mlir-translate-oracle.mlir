@@ -27,7 +27,7 @@ func.func @scalar_loop(%a: memref<16xf32>, %b: memref<16xf32>) {
 
 // CHECK-LABEL: define void @vector_loop(ptr %0, ptr %1)
 // CHECK:         load <8 x float>, ptr %{{.*}}, align 4
-// CHECK:         call <8 x float> @llvm.fma.v8f32
+// CHECK:         call <8 x float> @llvm.fmuladd.v8f32
 // CHECK:         call float @llvm.vector.reduce.fadd.v8f32
 func.func @vector_loop(%a: memref<64xf32>, %out: memref<1xf32>) {
   %c0 = arith.constant 0 : index

@@ -102,8 +102,11 @@ def _broadcast(op: vector.BroadcastOp, b: LLVMBuilder):
 
 
 def _fma(op: vector.FMAOp, b: LLVMBuilder):
+    """llvm.fmuladd, as upstream MLIR lowers vector.fma: one fused instruction where the CPU
+    has FMA, a multiply and an add where it has none (an exact llvm.fma would be a software
+    fmaf call per lane there). math.fma stays exactly rounded."""
     _vector_1d(op.res.type, op.name)
-    return [b.fma(b.to_llvm(op.lhs), b.to_llvm(op.rhs), b.to_llvm(op.acc))]
+    return [b.fmuladd(b.to_llvm(op.lhs), b.to_llvm(op.rhs), b.to_llvm(op.acc))]
 
 
 _INT_REDUCE = {
