@@ -393,7 +393,7 @@ class LLVMBuilder:
         return self.emit(llvm.FNegOp(a))
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        """Exactly rounded a*b+c (math.fma, vector.fma semantics)."""
+        """Exactly rounded a*b+c (math.fma; vector.fma lowers to fmuladd)."""
         return self.emit(llvm.FMAOp(a, b, c))
 
     def fmuladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
