@@ -1,0 +1,1 @@
+"""int8 quantization: calibration, quantized graphs, accuracy reports (issue 16)."""

@@ -1,0 +1,1 @@
+"""Auto-tuning: search spaces, tuning records, search with a cost model, measurement (issue 19)."""
