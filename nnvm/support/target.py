@@ -115,6 +115,12 @@ class Target(ABC):
         the target's own tuning options (min_parallel_work on the CPU)."""
         return None
 
+    def configured_schedule(self, fn: func.FuncOp, config: Any) -> Any:
+        """The schedule its templates give `fn` with the knob values a `ConfigSpace`
+        answers (nnvm.support.config_space), which records the knobs asked: a tuner's search
+        space. None: this target has no tunable templates, or they do not apply to `fn`."""
+        return None
+
     def check_schedule(self, state: Any) -> None:
         """Reject schedules this target cannot lower (a DiagnosticError at the primitive)."""
         for stage in state.stages:

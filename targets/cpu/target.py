@@ -146,6 +146,12 @@ class CPUTarget(Target):
         work = MIN_PARALLEL_WORK if min_parallel_work is None else min_parallel_work
         return default_schedule(fn, self.vector_bits, work if self.capabilities.threads else None)
 
+    def configured_schedule(self, fn: Any, config: Any) -> Any:
+        from nnvm.targets.cpu.schedules import MIN_PARALLEL_WORK, configured_schedule
+
+        work = MIN_PARALLEL_WORK if self.capabilities.threads else None
+        return configured_schedule(fn, config, self.vector_bits, work)
+
     def emit_kernel(self, module: Any, name: str) -> bytes:
         from nnvm.targets.llvm.compile import emit_object
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 
 from nnvm.dialects.te.schedule import ScheduleOp
+from nnvm.support.config_space import ConfigSpace
 from nnvm.targets.cpu.schedules.conv2d import conv2d_nchw, conv2d_nchwc
 from nnvm.targets.cpu.schedules.dense import dense
 from nnvm.targets.cpu.schedules.matmul import matmul
@@ -42,3 +43,16 @@ def default_schedule(
         if not applies(fn, prims):
             prims = []
     return ScheduleOp(prims)
+
+
+def configured_schedule(
+    fn: func.FuncOp,
+    config: ConfigSpace,
+    vector_bits: int = NATIVE_BITS,
+    min_parallel_work: int | None = MIN_PARALLEL_WORK,
+) -> ScheduleOp | None:
+    """The templates' schedule with the knob values `config` answers (a tuner's candidate),
+    None where it does not apply to the kernel; `config` records the knobs it was asked."""
+    scheduler = KernelScheduler(fn, vector_bits, min_parallel_work, TEMPLATES, config)
+    prims = scheduler.plan(templates=True)
+    return ScheduleOp(prims) if applies(fn, prims) else None

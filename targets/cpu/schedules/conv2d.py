@@ -32,18 +32,15 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     an, _, ah, _, _ = anchor.spatial_names
     ncb, ow = anchor.shape[1], anchor.shape[3]
     depthwise = len(anchor.reduce_names) <= 2
-    ocf, owf = _conv_tile(
-        ow, ncb, s.accumulators, s.max_row_tile, 1 if depthwise else 2, tails=not depthwise
-    )
+    max_blocks = 1 if depthwise else 2
+    ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, max_blocks, tails=not depthwise)
+    ocf = s.knob("conv.blocks", [b for b in range(1, max_blocks + 1) if ncb % b == 0], ocf)
+    owf = s.knob("conv.cols", range(1, min(s.accumulators // ocf, s.max_row_tile, ow) + 1), owf)
     whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
-    if (
-        not depthwise
-        and owf == ow
-        and ocf * owf <= s.max_row_tile
-        and whole_image <= SMALL_IMAGE_BYTES
-    ):
-        _conv2d_nchwc_small(s, anchor, a, e, ocf)
-        return
+    if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
+        if s.knob("conv.whole_image", [False, True], whole_image <= SMALL_IMAGE_BYTES):
+            _conv2d_nchwc_small(s, anchor, a, e, ocf)
+            return
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
     p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
@@ -54,8 +51,8 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
     _conv_register_tile(s, anchor, a, [an, ah, *anchor.reduce_names])
-    if depthwise:  # the copy costs as much as the conv
-        s.pad_at(anchor, a, ah)
+    if depthwise and s.knob("conv.pad_in_tile", [False, True], True):  # the copy costs as much
+        s.pad_at(anchor, a, ah)  # as the conv
 
 
 def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, ocf: int) -> None:
@@ -125,6 +122,9 @@ def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     noc, ow = anchor.shape[1], anchor.shape[3]
     ocf = 1 if anchor.template_name == "depthwise_conv2d_nchw" else divisor(noc, (4, 2), 1)
     owf = ow if ow <= 16 else 16 if ow % 16 == 0 else 8
+    if anchor.template_name != "depthwise_conv2d_nchw":
+        ocf = s.knob("conv.channels", [c for c in (1, 2, 4, 8) if noc % c == 0], ocf)
+    owf = s.knob("conv.cols", [c for c in (4, 8, 16, 32) if c < ow] + [ow] * (ow <= 32), owf)
     p = s.prims
     p.append(TileOp.make(e, [oc, w], [ocf, owf], [f"{oc}.o", f"{w}.o", f"{oc}.i", f"{w}.i"]))
     p.append(ReorderOp.make(e, [n, f"{oc}.o", h, f"{w}.o", f"{oc}.i", f"{w}.i"]))

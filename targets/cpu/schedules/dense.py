@@ -26,6 +26,10 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p = s.prims
     *rows, cols = anchor.spatial_names
     group = divisor(anchor.shape[-1], (8, 4, 2), 1) if rows and K >= 2 * lanes else 1
+    if rows and K >= 2 * lanes:
+        group = s.knob(
+            "dense.outputs", [g for g in (1, 2, 4, 8) if anchor.shape[-1] % g == 0], group
+        )
     axes = s.axes(e)
     if group > 1:
         *erows, ecol = axes
@@ -40,7 +44,8 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         inner = rows[0] if group > 1 else cols
     if K >= 2 * lanes:
         rf = f"{a}.rf"
-        p.append(SplitOp.make(a, k, lanes, None, f"{k}.o", f"{k}.i"))
+        width = s.knob("dense.partial_sums", [w for w in (lanes, 2 * lanes) if K >= 2 * w], lanes)
+        p.append(SplitOp.make(a, k, width, None, f"{k}.o", f"{k}.i"))
         p.append(RFactorOp.make(a, f"{k}.i", rf))
         if group > 1:
             p.append(ReorderOp.make(rf, [*rows, f"{k}.o", cols, f"{k}.i"]))

@@ -46,20 +46,29 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     nf = n if n <= 2 * vec else 2 * vec  # a last tile past N runs as masked vectors
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
+    widths = [v * vec for v in (1, 2, 3, 4) if v * vec < n and v <= budget]
+    nf = s.knob("matmul.cols", [*widths, *([n] if n <= 4 * vec else [])], nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     # a divisor of m that needs no more tiles than full-height ones would, else full-height
     # tiles and a tail (a full tile runs unguarded): 196 rows take 6-row tiles and a tail of
     # 4, not 49 tiles of 4; 8 rows take two tiles of 4
     tiles = -(-m // rows)
     mf = next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), min(m, rows))
+    mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), mf)
     depth = math.prod(anchor.reduce_shape)
     elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
-    if len(anchor.reduce_names) == 1 and depth >= K_BLOCKED_DEPTH and depth >= 2 * kc:
-        _k_blocked(s, anchor, a, e, mf, nf, kc)
-        return
+    if len(anchor.reduce_names) == 1 and depth >= 2 * vec:
+        blocked = depth >= K_BLOCKED_DEPTH and depth >= 2 * kc
+        depths = [d for d in (64, 128, 256, 512) if depth >= 2 * d]
+        kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
+        if kc:
+            _k_blocked(s, anchor, a, e, mf, nf, kc)
+            return
     tile_bytes = max(mf * depth * elt_bytes, 1)  # K may be 0
-    per_block = max(1, min(-(-m // mf), ROW_BLOCK_BYTES // tile_bytes))
+    tiles = -(-m // mf)
+    per_block = max(1, min(tiles, ROW_BLOCK_BYTES // tile_bytes))
+    per_block = s.knob("matmul.block_tiles", _powers_up_to(tiles), per_block)
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     p.append(SplitOp.make(e, f"{i}.o", per_block, None, f"{i}.b", f"{i}.t"))
@@ -89,6 +98,7 @@ def _k_blocked(
     m = anchor.shape[-2]
     tiles = -(-m // mf)
     per_block = -(-tiles // -(-tiles // BLOCK_TILES))  # blocks of (nearly) equal height
+    per_block = s.knob("matmul.block_tiles", _powers_up_to(tiles), per_block)
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf * per_block, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     p.append(ReorderOp.make(e, [*batch, f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
@@ -102,3 +112,11 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
+
+
+def _powers_up_to(n: int) -> list[int]:
+    """1, 2, 4, ... below n, and n: block sizes a knob may take."""
+    out = [1]
+    while out[-1] * 2 < n:
+        out.append(out[-1] * 2)
+    return [*out, n] if n > 1 else out

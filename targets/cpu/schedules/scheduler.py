@@ -33,6 +33,7 @@ from nnvm.dialects.te.schedule import (
 )
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_loops.vectorize import MAX_LANES, NATIVE_BITS
+from nnvm.support.config_space import ConfigSpace
 from nnvm.support.diagnostics import DiagnosticError
 
 MIN_PARALLEL_WORK = 1 << 15
@@ -62,9 +63,12 @@ class KernelScheduler:
         vector_bits: int = NATIVE_BITS,
         min_parallel_work: int | None = MIN_PARALLEL_WORK,
         templates: dict[str, Template] | None = None,
+        config: ConfigSpace | None = None,
     ):
         self.fn = fn
         self.templates = templates or {}
+        self.config = config if config is not None else ConfigSpace()
+        """The templates' knobs (tile shapes, ...): defaults unless a tuner chose them."""
         self.vector_bits = vector_bits
         self.min_parallel_work = min_parallel_work
         block = fn.body.block
@@ -186,6 +190,11 @@ class KernelScheduler:
             self.prims.append(VectorizeOp.make(pad.name, pad.op.spatial_names[-1]))
             self.prims.append(ComputeAtOp.make(pad.name, a, axis))
             self.done.add(pad.name)
+
+    def knob(self, name: str, candidates, default):
+        """A template's choice: `default` unless the config (a tuning record) says otherwise;
+        recorded as a knob of the kernel's search space."""
+        return self.config.knob(name, candidates, default)
 
     def lanes(self, elt: object) -> int:
         """f32 (or other) lanes of one native vector of the target."""
