@@ -18,6 +18,7 @@ PASSES: dict[str, PassFactory] = {
     "prune-conv-taps": lazy_pass(".prune_conv_taps", "PruneConvTapsPass", __name__),
     "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
     "gradient": lazy_pass(".gradient", "GradientPass", __name__),
+    "quantize-int8": lazy_pass(".quantize_int8", "QuantizeInt8Pass", __name__),
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
     ),
