@@ -22,4 +22,5 @@ PASSES: dict[str, PassFactory] = {
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
     ),
+    "apply-tuning-log": lazy_pass(".apply_tuning_log", "ApplyTuningLogPass", __name__),
 }

@@ -202,3 +202,17 @@ HANDLERS: dict[type[Primitive], Callable[[ScheduleState, Primitive], None]] = {
     **rfactor.HANDLERS,
 }
 """How each primitive changes the state, by op class."""
+
+
+def schedule_applies(fn: func.FuncOp, prims: Iterable[Primitive]) -> bool:
+    """Does this schedule apply to the kernel? (tried on a copy)"""
+    clone = fn.clone()
+    sched = ScheduleOp([p.clone() for p in prims])
+    ret = clone.body.block.last_op
+    assert ret is not None
+    clone.body.block.insert_op_before(sched, ret)
+    try:
+        ScheduleState(clone).apply_all()
+    except DiagnosticError:
+        return False
+    return True

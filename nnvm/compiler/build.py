@@ -38,6 +38,7 @@ from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
 from nnvm.support.params import params_fingerprint
 from nnvm.support.target import Target, parse_target
+from nnvm.support.tuning_log import read_log
 
 
 @dataclass
@@ -53,6 +54,10 @@ class BuildTimes:
     kernels_compiled_parallel: int = 0
     """Of kernels_compiled, those compiled in worker processes (lowering and codegen then add
     up their CPU time, not the build's wall time)."""
+    kernels_tuned: int = 0
+    """Kernels whose schedule came from the tuning log (build(tuning_log=...))."""
+    kernels_untuned: int = 0
+    """Kernels a tuning log was given for but had no (applicable) record: default schedules."""
     library_cached: bool = False
     """The linked model library came from the cache (an identical build made it)."""
     stages: dict[str, float] = field(default_factory=dict)
@@ -246,6 +251,37 @@ def precompile_host_kernels(
     return ready
 
 
+def tuned_modules(
+    modules: Sequence[ModuleOp],
+    target: Target,
+    log_path: str | os.PathLike[str],
+    ctx: Context,
+    times: BuildTimes,
+) -> None:
+    """Lower the kernel modules to te and insert the tuning log's schedules, in place (the
+    kernel text, hence the cache key, then holds the schedule)."""
+    import warnings
+
+    from nnvm.passes.apply_tuning_log import (
+        TuningCounts,
+        TuningLogWarning,
+        best_schedules,
+        schedule_from_log,
+    )
+
+    log = read_log(log_path)
+    for message in log.warnings:
+        warnings.warn(message, TuningLogWarning, stacklevel=3)
+    best = best_schedules(log, target)
+    counts = TuningCounts()
+    lower = next(p for p in target.kernel_passes() if p.name == "lower-to-te")
+    for m in modules:
+        lower.apply(ctx, m)
+        schedule_from_log(ctx, m, best, counts, str(log_path))
+    times.kernels_tuned += counts.tuned
+    times.kernels_untuned += counts.untuned + counts.stale
+
+
 def place_kernels(
     kernels: Mapping[str, func.FuncOp], devices: Sequence[Target]
 ) -> dict[str, Target | None]:
@@ -317,12 +353,15 @@ def build(
     devices: Sequence[str | Target] = (),
     passes: UserPasses | None = None,
     libraries: Sequence[str] = (),
+    tuning_log: str | os.PathLike[str] | None = None,
 ):
     """Compile a graph-level module; returns (graph, lib, params): the executor graph, the
     compiled library (`lib.export_library(path)`), and the transformed params to feed it.
 
     `target` is the host target; each fused kernel a `devices` target accepts runs there (the
-    first that does), the rest on the host. `passes` adds graph passes at named points (see
+    first that does), the rest on the host. `tuning_log` (nnvm-tune's log) gives each host
+    kernel the best logged schedule for its workload on this target, the rest their default
+    ones (counted in lib.build_times). `passes` adds graph passes at named points (see
     UserPasses); `libraries` are linked for te.extern calls. `dump_ir=DIR` writes the IR after
     every stage; `progress(stage, done, total)` is called as passes and kernels complete."""
     report = progress or (lambda stage, done, total: None)
@@ -392,6 +431,11 @@ def build(
     store = KernelCache(cache_dir())
     ready: dict[str, bytes] = {}
     modules = {name: kernel_module(kernels[name]) for name in graph.kernels}
+    if tuning_log is not None:
+        host_modules = [modules[n] for n in graph.kernels if placement[n] is None]
+        start = time.perf_counter()
+        tuned_modules(host_modules, host, tuning_log, ctx, times)
+        times.stages["apply-tuning-log"] = time.perf_counter() - start
     texts = {name: ir_text(m) for name, m in modules.items()}  # key, worker job, checks
     if dump is None:
         host_texts = {n: texts[n] for n in graph.kernels if placement[n] is None}

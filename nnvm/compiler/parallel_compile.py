@@ -86,16 +86,17 @@ def _close_pools() -> None:
 
 
 def compile_parallel(
-    jobs: Sequence[tuple[str, Target, str]], timeout: float = 600.0
-) -> list[Compiled | UserError | None]:
-    """One answer per job, in order: the object, the UserError the kernel raised, or None where
-    a worker failed (the caller compiles that one itself)."""
-    n = min(jobs_wanted(), len(jobs))
+    jobs: Sequence[tuple[str, Target, str]], timeout: float = 600.0, n_jobs: int | None = None
+) -> list[Compiled | UserError | Failure | None]:
+    """One answer per job, in order: the object, the UserError the kernel raised, the Failure
+    of a worker that died or hung on it, or None where no worker took it (the caller compiles
+    those itself)."""
+    n = min(n_jobs or jobs_wanted(), len(jobs))
     try:
         workers = _workers(n, WORKER)
     except (OSError, RuntimeError):
         return [None] * len(jobs)
-    answers: list[Compiled | UserError | None] = [None] * len(jobs)
+    answers: list[Compiled | UserError | Failure | None] = [None] * len(jobs)
     next_job = iter(range(len(jobs)))
     lock = threading.Lock()
 
@@ -111,7 +112,7 @@ def compile_parallel(
                 answer = worker.call(jobs[k], timeout)
             except Exception:  # noqa: BLE001 - a broken pipe or answer: the caller compiles it
                 answer = None
-            answers[k] = None if isinstance(answer, Failure) else answer
+            answers[k] = answer
 
     threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in workers]
     for t in threads:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 
 from nnvm.dialects.te.schedule import ScheduleOp
+from nnvm.dialects.te.stages import schedule_applies as applies
 from nnvm.support.config_space import ConfigSpace
 from nnvm.targets.cpu.schedules.conv2d import conv2d_nchw, conv2d_nchwc
 from nnvm.targets.cpu.schedules.dense import dense
@@ -15,7 +16,6 @@ from nnvm.targets.cpu.schedules.scheduler import (
     NATIVE_BITS,
     KernelScheduler,
     Template,
-    applies,
 )
 
 TEMPLATES: dict[str, Template] = {

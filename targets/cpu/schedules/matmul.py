@@ -46,7 +46,9 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     nf = n if n <= 2 * vec else 2 * vec  # a last tile past N runs as masked vectors
     if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
-    widths = [v * vec for v in (1, 2, 3, 4) if v * vec < n and v <= budget]
+    # whole vectors that tile a packed operand's column panels (three vectors of a 32-wide
+    # panel straddle panels: index math per element, measured 60x slower)
+    widths = [v * vec for v in (1, 2, 4) if v * vec < n and v <= budget]
     nf = s.knob("matmul.cols", [*widths, *([n] if n <= 4 * vec else [])], nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     # a divisor of m that needs no more tiles than full-height ones would, else full-height

@@ -27,14 +27,11 @@ from nnvm.dialects.te.schedule import (
     Primitive,
     ReorderOp,
     RFactorOp,
-    ScheduleOp,
     SplitOp,
     VectorizeOp,
 )
-from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_loops.vectorize import MAX_LANES, NATIVE_BITS
 from nnvm.support.config_space import ConfigSpace
-from nnvm.support.diagnostics import DiagnosticError
 
 MIN_PARALLEL_WORK = 1 << 15
 """Elements x reduction extent below which a stage runs on one thread (the fork/join costs
@@ -368,20 +365,6 @@ def _block_lanes(op: ComputeOp, lanes: int) -> int:
             if 1 < inner < lanes and lanes % inner == 0:
                 lanes = inner
     return lanes
-
-
-def applies(fn: func.FuncOp, prims: list[Primitive]) -> bool:
-    """Does this schedule apply to the kernel? (tried on a copy)"""
-    clone = fn.clone()
-    sched = ScheduleOp([p.clone() for p in prims])
-    ret = clone.body.block.last_op
-    assert ret is not None
-    clone.body.block.insert_op_before(sched, ret)
-    try:
-        ScheduleState(clone).apply_all()
-    except DiagnosticError:
-        return False
-    return True
 
 
 def divisor(n: int, preferred: tuple[int, ...], default: int) -> int:

@@ -8,7 +8,8 @@ from typing import Any
 from xdsl.dialects import func
 
 from nnvm.dialects.te.schedule import ScheduleOp
-from nnvm.targets.cpu.schedules.scheduler import Template, applies
+from nnvm.dialects.te.stages import schedule_applies as applies
+from nnvm.targets.cpu.schedules.scheduler import Template
 from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
 from nnvm.targets.gpu.schedules.tiled import blocked, conv2d, matmul
 

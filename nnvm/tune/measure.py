@@ -1,0 +1,139 @@
+"""Measuring one candidate: the kernel's object is loaded into the measuring process (MCJIT,
+no linker), called on seeded random inputs, its output checked against the reference
+executor's, then timed: `repeat` rounds of `number` calls, `number` grown until a round lasts
+`min_round_s`. Runs in a worker process (nnvm/support/worker.py), so a kernel that crashes or
+hangs costs a worker, not the tuning run."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnvm.support.target import Target
+
+
+@dataclass
+class RunJob:
+    obj: bytes
+    name: str
+    target: Target
+    shapes: list[list[int]]
+    dtypes: list[str]
+    n_inputs: int
+    inputs: list[np.ndarray]
+    expected: list[np.ndarray] | None
+    threads: int
+    repeat: int = 5
+    min_round_s: float = 0.01
+    rtol: float = 1e-3
+    atol: float = 1e-4
+    cutoff_s: float = float("inf")
+    """A candidate whose checking call takes longer than this is timed by that one call: it
+    cannot win, and its rounds would cost the tuning run minutes (the best time so far x 10)."""
+
+
+@dataclass
+class RunResult:
+    times_s: list[float]
+    error: str = "ok"
+    detail: str = ""
+
+
+def random_inputs(shapes: list[list[int]], dtypes: list[str], seed: int) -> list[np.ndarray]:
+    """Seeded inputs for a kernel (floats in [-1, 1), integers small and non-negative)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, dtype in zip(shapes, dtypes, strict=True):
+        dt = numpy_dtype(dtype)
+        if dt.kind == "f":
+            out.append(rng.uniform(-1, 1, shape).astype(dt))
+        elif dt.kind == "b":
+            out.append(rng.integers(0, 2, shape).astype(dt))
+        else:
+            out.append(rng.integers(0, 4, shape).astype(dt))
+    return out
+
+
+def numpy_dtype(text: str) -> np.dtype:
+    """An MLIR element type's numpy dtype (f32, i64, i1, ...)."""
+    names = {"i1": "bool", "bf16": "float32"}
+    if text in names:
+        return np.dtype(names[text])
+    kind, bits = text[0], text[1:]
+    return np.dtype({"f": "float", "i": "int", "u": "uint", "s": "int"}[kind] + bits)
+
+
+class _Loaded:
+    """An object file loaded into this process by MCJIT."""
+
+    def __init__(self, obj: bytes, target: Target):
+        import llvmlite.binding as llvm
+
+        from nnvm.targets.llvm.compile import load_parallel_runtime
+
+        load_parallel_runtime()
+        tm = target.target_machine(jit=True)  # type: ignore[attr-defined]
+        empty = llvm.parse_assembly("")
+        self.engine = llvm.create_mcjit_compiler(empty, tm)
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+
+    def function(self, name: str, nargs: int):
+        address = self.engine.get_function_address(name)
+        if not address:
+            raise KeyError(name)
+        return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nargs))(address)
+
+    def set_threads(self, n: int) -> None:
+        from nnvm.targets.llvm.compile import NUM_THREADS_SYMBOL
+
+        try:
+            address = self.engine.get_global_value_address(NUM_THREADS_SYMBOL)
+        except Exception:
+            address = 0
+        if address:
+            ctypes.c_int32.from_address(address).value = n
+
+
+def run_in_worker(job: RunJob) -> RunResult:
+    """Load, check, time (runs in a worker)."""
+    try:
+        loaded = _Loaded(job.obj, job.target)
+        fn = loaded.function(job.name, len(job.shapes))
+    except Exception as err:  # a bad object: record it, keep tuning
+        return RunResult([], "run", f"load: {type(err).__name__}: {err}")
+    loaded.set_threads(job.threads)
+    outs = [
+        np.zeros(s, numpy_dtype(d))
+        for s, d in zip(job.shapes[job.n_inputs :], job.dtypes[job.n_inputs :], strict=True)
+    ]
+    args = [a.ctypes.data for a in [*job.inputs, *outs]]
+    start = time.perf_counter()
+    fn(*args)
+    first = time.perf_counter() - start
+    if job.expected is not None:
+        for k, (got, want) in enumerate(zip(outs, job.expected, strict=True)):
+            if not np.allclose(got, want, rtol=job.rtol, atol=job.atol, equal_nan=True):
+                err = float(np.max(np.abs(got.astype(np.float64) - want)))
+                return RunResult([], "wrong", f"output {k} differs by up to {err:.3g}")
+    if first > job.cutoff_s:
+        return RunResult([first])
+    number = 1
+    while True:  # calls per round: a round of at least min_round_s
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        elapsed = time.perf_counter() - start
+        if elapsed >= job.min_round_s or number >= 1 << 16:
+            break
+        number = max(number * 2, int(number * job.min_round_s / max(elapsed, 1e-9) * 1.2))
+    times = [elapsed / number]
+    for _ in range(job.repeat - 1):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        times.append((time.perf_counter() - start) / number)
+    return RunResult(times)
