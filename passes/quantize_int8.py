@@ -205,15 +205,18 @@ def quantize_anchor(
     return e.op(MulOp.make(y, e.const(y_scale, "float32", "out_scale")), "dequantized")
 
 
-def _erase_with_producers(op: Operation) -> None:
-    """Erase a dead op, then whatever only it used (old float weights and biases)."""
+def _erase_with_producers(op: Operation, erased: set[str]) -> None:
+    """Erase a dead op, then whatever only it used (old float weights and biases); the names of
+    erased params go into `erased`."""
     operands = list(op.operands)
     erase_if_dead(op)
     if op.parent is not None:
         return
+    if isinstance(op, ParamOp):
+        erased.add(op.key)
     for v in operands:
         if isinstance(v, OpResult) and v.op.parent is not None and not v.uses:
-            _erase_with_producers(v.op)
+            _erase_with_producers(v.op, erased)
 
 
 def quantize_module(
@@ -223,8 +226,8 @@ def quantize_module(
     requant: str = "multiplier",
     skip_first: bool = True,
 ) -> int:
-    """Rewrite the anchors of @main in place (their int8 weights go into the params store);
-    returns how many were quantized."""
+    """Rewrite the anchors of @main in place; their int8 weights replace the float ones in the
+    params store. Returns how many were quantized."""
     if method not in METHODS:
         raise UserError(f"unknown calibration method {method!r}; use one of {list(METHODS)}")
     if requant not in REQUANT_MODES:
@@ -234,15 +237,16 @@ def quantize_module(
         anchors = anchors[1:]
     calibration.check(anchors)
     store = params_of(module)
+    erased: set[str] = set()
     for a in anchors:
         y = quantize_anchor(a, calibration, method, requant, store)
         a.output.replace_all_uses_with(y)
         if a.bias_op is not None:
-            _erase_with_producers(a.bias_op)
-        _erase_with_producers(a.op)
+            _erase_with_producers(a.bias_op, erased)
+        _erase_with_producers(a.op, erased)
     used = {op.key for op in module.walk() if isinstance(op, ParamOp)}
-    for name in [k for k in store if k.startswith("quant.") and k not in used]:
-        del store[name]
+    for name in erased - used:
+        store.pop(name, None)
     return len(anchors)
 
 
