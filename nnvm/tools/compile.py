@@ -433,6 +433,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         "unless --shape says otherwise); other inputs are made up in the model's dtypes",
     )
     parser.add_argument("--opt-level", type=int, choices=(0, 1, 2, 3), default=3)
+    parser.add_argument(
+        "--tuning-log",
+        metavar="LOG.jsonl",
+        help="schedules from nnvm-tune's log for the kernels it has records of",
+    )
     parser.add_argument("--run", action="store_true", help="run, check and time the model")
     parser.add_argument("--repeat", type=int, default=10, help="runs per timing round")
     parser.add_argument(
@@ -486,6 +491,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         opt_level=args.opt_level,
         dump_ir=args.dump_ir,
         progress=Progress(),
+        tuning_log=args.tuning_log,
     )
     total_s = time.perf_counter() - start
     svg = None
@@ -506,6 +512,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         f"{graph.arena_bytes / 2**20:.2f} MiB (naive {graph.naive_bytes / 2**20:.2f} MiB) "
         f"-> {args.output}/"
     )
+    if args.tuning_log:
+        print(
+            f"  tuning log: {times.kernels_tuned} kernels tuned, {times.kernels_untuned} with "
+            "their default schedule"
+        )
     if args.timing:
         print(f"  import           {import_s:8.2f} s")
         print(f"  graph passes     {times.graph_passes:8.2f} s")

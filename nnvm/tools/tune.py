@@ -1,0 +1,173 @@
+"""nnvm-tune: search schedules for a model's conv2d / dense / matmul kernels and log them.
+
+    nnvm-tune model.onnx --trials 64 --log tune.jsonl             # tune, appending to the log
+    nnvm-tune model.onnx --trials 64 --log tune.jsonl --resume    # carry on an interrupted run
+    nnvm-compile model.onnx --tuning-log tune.jsonl --run         # build with the tuned schedules
+    nnvm-tune show tune.jsonl                                     # what the log holds
+    nnvm-tune best tune.jsonl -o best.jsonl                       # the best record per kernel
+    nnvm-tune merge a.jsonl b.jsonl -o all.jsonl
+
+Each trial is a line of the log, written as it is measured; Ctrl-C leaves a valid log (exit
+130), and --resume measures nothing the log already has."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+
+from nnvm.support.errors import UserError
+from nnvm.tools.common import ArgumentParser, parse_shapes, run_tool
+
+SUBCOMMANDS = ("show", "best", "merge")
+
+
+class TuneProgress:
+    """A live line on a terminal (task, its trials, overall, best GFLOP/s), else one plain
+    line per measured batch."""
+
+    def __init__(self, n_tasks: int, stream=sys.stderr):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.n_tasks = n_tasks
+        self.start = time.perf_counter()
+
+    def __call__(self, state, done: int, budget: int) -> None:
+        from nnvm.tune.tuner import TaskState
+
+        assert isinstance(state, TaskState)
+        best = state.best_s
+        gflops = state.task.flops / best / 1e9 if best > 0 and best != float("inf") else 0.0
+        speedup = state.default_s / best if best > 0 else float("nan")
+        text = (
+            f"[{done}/{budget} trials, {time.perf_counter() - self.start:.0f} s] "
+            f"{state.task.describe()[:48]}: {len(state.measured)} trials, best "
+            f"{best * 1e3:.3f} ms ({gflops:.1f} GFLOP/s, {speedup:.2f}x default)"
+            f"{' done' if state.done else ''}"
+        )
+        if self.tty:
+            self.stream.write("\r\033[K" + text)
+            if done >= budget:
+                self.stream.write("\n")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _log_command(argv: Sequence[str]) -> int:
+    from nnvm.support.tuning_log import read_log, write_log
+    from nnvm.tune.log_tools import distilled, merged, read_logs, show
+
+    command, rest = argv[0], list(argv[1:])
+    parser = ArgumentParser(prog=f"nnvm-tune {command}")
+    if command == "show":
+        parser.add_argument("log")
+        args = parser.parse_args(rest)
+        print(show(read_log(args.log)))
+        return 0
+    parser.add_argument("logs", nargs="+" if command == "merge" else 1)
+    parser.add_argument("-o", "--output", required=True, help="the log to write")
+    args = parser.parse_args(rest)
+    if args.output in args.logs:
+        raise UserError(f"refusing to overwrite the input {args.output} (choose another -o)")
+    logs = read_logs(args.logs)
+    for log in logs:
+        for w in log.warnings:
+            sys.stderr.write(f"warning: {w}\n")
+    lines = distilled(logs[0]) if command == "best" else merged(logs)
+    write_log(args.output, lines)
+    print(f"wrote {args.output}: {len(lines)} lines")
+    return 0
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return _log_command(argv)
+    parser = ArgumentParser(prog="nnvm-tune", description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="ONNX model")
+    parser.add_argument("--log", required=True, metavar="LOG.jsonl", help="the tuning log")
+    parser.add_argument("--resume", action="store_true", help="continue the log's run")
+    parser.add_argument("--target", default="llvm", help="host target, e.g. 'llvm -mcpu=...'")
+    parser.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    parser.add_argument("--trials", type=_positive, default=64, help="trials per task")
+    parser.add_argument("--tasks", type=_positive, help="tune only the N heaviest tasks")
+    parser.add_argument("--search", default="evolution", choices=("evolution", "random", "grid"))
+    parser.add_argument(
+        "--cost-model",
+        default="auto",
+        choices=("auto", "xgboost", "numpy"),
+        help="the evolutionary search's model (auto: xgboost where installed)",
+    )
+    parser.add_argument("--batch", type=_positive, default=8, help="candidates per round")
+    parser.add_argument(
+        "--early-stop", type=_positive, default=32, help="stop a task after N trials with no gain"
+    )
+    parser.add_argument("--threads", type=_positive, default=1, help="threads while timing")
+    parser.add_argument("--repeat", type=_positive, default=5, help="timed rounds per trial")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from nnvm.tools.compile import _complete_shapes, _load_model
+    from nnvm.tune.runner import LocalRunner, MeasureOptions
+    from nnvm.tune.task import extract_tasks, tasks_by_weight
+    from nnvm.tune.tuner import tune
+
+    model, name = _load_model(args.model)
+    shapes = _complete_shapes(model, parse_shapes(args.shape))
+    from nnvm.frontend import from_onnx
+
+    module, params = from_onnx(model, shape=shapes or None)
+    tasks = tasks_by_weight(extract_tasks(module, params, args.target))
+    if args.tasks:
+        tasks = tasks[: args.tasks]
+    if not tasks:
+        print(f"{name}: no tunable kernels (conv2d, dense, matmul) for this target")
+        return 0
+    print(f"{name}: {len(tasks)} tasks, up to {args.trials} trials each -> {args.log}")
+    runner = LocalRunner(MeasureOptions(repeat=args.repeat, threads=args.threads))
+    try:
+        result = tune(
+            tasks,
+            runner,
+            args.log,
+            trials=args.trials,
+            strategy=args.search,
+            model=args.cost_model,
+            batch=args.batch,
+            early_stop=args.early_stop,
+            resume=args.resume,
+            seed=args.seed,
+            progress=TuneProgress(len(tasks)),
+        )
+    finally:
+        runner.close()
+    for row in result.summary():
+        print(
+            f"  {row['kernel'][:60]:60} x{row['weight']:<3} {row['trials']:>4} trials  "
+            f"{row['default_ms']:9.3f} -> {row['best_ms']:9.3f} ms  {row['speedup']:.2f}x"
+        )
+    if result.interrupted:
+        sys.stderr.write(f"interrupted: the log {args.log} is valid; --resume continues it\n")
+        return 130
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_tool("nnvm-tune", run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
