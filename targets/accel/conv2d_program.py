@@ -1,0 +1,399 @@
+"""The layer code generator: an int8 conv2d (or dense) with bias, shift-right requantization and
+clip as accel instructions and micro-ops over a DRAM image holding the packed operands.
+
+Per tile: LOAD inp (zero padding from the pad fields) and wgt on the load module; on compute a
+GEMM reset, one GEMM per input-channel step, then ALU add-bias, shr, max, min; STORE out. With
+`virtual_threads=2` inp, wgt and acc are split into two slots used alternately, and the tokens
+let step k+1 load while step k computes and tile t stores while tile t+1 computes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnvm.support.errors import UserError
+from nnvm.targets.accel.config import AccelConfig
+from nnvm.targets.accel.isa import (
+    AluInsn,
+    AluOp,
+    Buffer,
+    FinishInsn,
+    GemmInsn,
+    Insn,
+    MemInsn,
+    Uop,
+    encode_uops,
+)
+from nnvm.targets.accel.packing import blocks, pack_bias, pack_data, pack_weights, unpack_output
+from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling, footprint
+
+_ALIGN = 4096
+
+
+@dataclass
+class LayerProgram:
+    """Instructions + the DRAM image they run on; `output()` reads the result back."""
+
+    cfg: AccelConfig
+    layer: Conv2dLayer
+    tiling: Tiling
+    virtual_threads: int
+    insns: list[Insn]
+    dram: np.ndarray
+    regions: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    """name -> (byte offset, blocked shape)."""
+
+    def region(self, name: str) -> np.ndarray:
+        offset, shape = self.regions[name]
+        dtype = "<u4" if name == "uop" else "<i4" if name == "bias" else "i1"
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        return self.dram[offset : offset + nbytes].view(dtype).reshape(shape)
+
+    def output(self) -> np.ndarray:
+        """The int8 (N, O, OH, OW) result, after the program ran on `dram`."""
+        return unpack_output(
+            self.cfg, self.region("out"), self.layer.batch, self.layer.out_channels
+        )
+
+
+def _layout(cfg: AccelConfig, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
+    offsets, size = {}, 0
+    for name, a in arrays.items():
+        offsets[name] = size
+        size += -(-a.nbytes // _ALIGN) * _ALIGN
+    dram = np.zeros(size, np.uint8)
+    for name, a in arrays.items():
+        dram[offsets[name] : offsets[name] + a.nbytes] = np.frombuffer(a.tobytes(), np.uint8)
+    return dram, {n: (offsets[n], a.shape) for n, a in arrays.items()}
+
+
+def check_layer(layer: Conv2dLayer) -> None:
+    """UserError for a layer the GEMM core does not take."""
+    if layer.groups != 1:
+        raise UserError(
+            f"{layer} has groups={layer.groups}: grouped and depthwise conv2d stay on the CPU "
+            "(the GEMM core reduces over whole input-channel blocks)"
+        )
+    if not 0 <= layer.padding <= 15:
+        raise UserError(f"{layer}: padding {layer.padding} exceeds the LOAD pad fields (0..15)")
+    if layer.stride < 1 or layer.out_height < 1 or layer.out_width < 1:
+        raise UserError(f"{layer}: the output is empty")
+
+
+def conv2d_program(
+    cfg: AccelConfig,
+    layer: Conv2dLayer,
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None = None,
+    shift: int = 0,
+    relu: bool = False,
+    virtual_threads: int = 1,
+    tiling: Tiling | None = None,
+) -> LayerProgram:
+    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator."""
+    check_layer(layer)
+    if virtual_threads not in (1, 2):
+        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
+    if not 0 <= shift <= 31:
+        raise UserError(f"requantization shift {shift} is outside 0..31")
+    want = (layer.batch, layer.in_channels, layer.height, layer.width)
+    if x.shape != want or w.shape != (
+        layer.out_channels,
+        layer.in_channels,
+        layer.kernel_h,
+        layer.kernel_w,
+    ):
+        raise UserError(f"{layer}: data {x.shape} / weights {w.shape} do not match the layer")
+    vt = virtual_threads
+    t = tiling or choose_tiling(cfg, layer, vt)
+    need = footprint(cfg, layer, t, vt)
+    for b, n in need.items():
+        if n > cfg.depth(b):
+            raise UserError(
+                f"{layer}: tile {t} needs {n} {b} entries, the {b} buffer holds {cfg.depth(b)}"
+            )
+    gen = _Generator(cfg, layer, t, vt)
+    bias = np.zeros(layer.out_channels, np.int32) if bias is None else bias
+    arrays = {
+        "uop": encode_uops(gen.uops),
+        "inp": pack_data(cfg, x),
+        "wgt": pack_weights(cfg, w),
+        "bias": pack_bias(cfg, bias),
+        "out": np.zeros(
+            (
+                blocks(layer.batch, cfg.batch),
+                blocks(layer.out_channels, cfg.block_out),
+                layer.out_height,
+                layer.out_width,
+                cfg.batch,
+                cfg.block_out,
+            ),
+            np.int8,
+        ),
+    }
+    dram, regions = _layout(cfg, arrays)
+    eb = {
+        "uop": 4,
+        "inp": cfg.entry_bytes("inp"),
+        "wgt": cfg.entry_bytes("wgt"),
+        "bias": cfg.entry_bytes("acc"),
+        "out": cfg.entry_bytes("out"),
+    }
+    base = {name: regions[name][0] // eb[name] for name in regions}
+    insns = gen.emit(base, shift, relu)
+    return LayerProgram(cfg, layer, t, vt, insns, dram, regions)
+
+
+class _Generator:
+    """Slot layout, micro-op lists and the instruction stream of one tiled layer."""
+
+    def __init__(self, cfg: AccelConfig, layer: Conv2dLayer, t: Tiling, vt: int):
+        self.cfg, self.layer, self.t, self.vt = cfg, layer, t, vt
+        self.ob = blocks(layer.out_channels, cfg.block_out)
+        self.ib = blocks(layer.in_channels, cfg.block_in)
+        self.taps = layer.kernel_h * layer.kernel_w
+        self.tih, self.tiw = t.in_rows(layer), t.in_cols(layer)
+        self.inp_slot = t.tib * self.tih * self.tiw
+        self.wgt_slot = t.tob * t.tib * self.taps
+        self.acc_out = t.tob * t.toh * t.tow
+        self.acc_slot = self.acc_out + t.tob
+        self.uops: list[Uop] = []
+        self.gemm_uops: dict[tuple[int, int], int] = {}
+        self.alu_uop = [
+            self._add([Uop(s * self.acc_slot, s * self.acc_slot + self.acc_out, 0)])
+            for s in range(vt)
+        ]
+        n_ib = self.ib // t.tib
+        for k in range(len(self.tiles()) * n_ib):  # every (inp/wgt slot, acc slot) pair a step uses
+            self.gemm_list(k % vt, (k // n_ib) % vt)
+
+    def _add(self, uops: list[Uop]) -> int:
+        start = len(self.uops)
+        self.uops += uops
+        return start
+
+    def gemm_list(self, step_slot: int, acc_slot: int) -> int:
+        """Where the uops of one GEMM over inp/wgt slot `step_slot` into acc slot live."""
+        key = (step_slot, acc_slot)
+        if key not in self.gemm_uops:
+            t, kh, kw = self.t, self.layer.kernel_h, self.layer.kernel_w
+            ua, ui, uw = (
+                acc_slot * self.acc_slot,
+                step_slot * self.inp_slot,
+                step_slot * self.wgt_slot,
+            )
+            self.gemm_uops[key] = self._add(
+                [
+                    Uop(
+                        ua + o * t.toh * t.tow,
+                        ui + i * self.tih * self.tiw + y * self.tiw + x,
+                        uw + (o * t.tib + i) * self.taps + y * kw + x,
+                    )
+                    for o in range(t.tob)
+                    for i in range(t.tib)
+                    for y in range(kh)
+                    for x in range(kw)
+                ]
+            )
+        return self.gemm_uops[key]
+
+    def tiles(self) -> list[tuple[int, int, int, int]]:
+        """(batch block, first output block, first output row, first output column) per tile."""
+        L, t = self.layer, self.t
+        nb = blocks(L.batch, self.cfg.batch)
+        spatial = [
+            (oh, ow) for oh in range(0, L.out_height, t.toh) for ow in range(0, L.out_width, t.tow)
+        ]
+        obs = range(0, self.ob, t.tob)
+        if t.order == "weights":
+            return [(n, o, oh, ow) for n in range(nb) for o in obs for oh, ow in spatial]
+        return [(n, o, oh, ow) for n in range(nb) for oh, ow in spatial for o in obs]
+
+    # -- one tile's instructions (tokens are set by emit) ---------------------------------------
+
+    def loads(
+        self, base, n, o, oh, ow, i, slot
+    ) -> tuple[tuple, list[MemInsn], tuple, list[MemInsn]]:
+        L, t = self.layer, self.t
+        toh = min(t.toh, L.out_height - oh)
+        y0, y1 = oh * L.stride - L.padding, (oh + toh - 1) * L.stride - L.padding + L.kernel_h
+        x0, x1 = ow * L.stride - L.padding, (ow + t.tow - 1) * L.stride - L.padding + L.kernel_w
+        vy0, vy1, vx0, vx1 = max(0, y0), min(L.height, y1), max(0, x0), min(L.width, x1)
+        inp = [
+            MemInsn(
+                buffer=Buffer.INP,
+                sram_base=slot * self.inp_slot + k * self.tih * self.tiw,
+                dram_base=base["inp"] + ((n * self.ib + i + k) * L.height + vy0) * L.width + vx0,
+                y_size=vy1 - vy0,
+                x_size=vx1 - vx0,
+                x_stride=L.width,
+                y_pad_before=vy0 - y0,
+                y_pad_after=y1 - vy1,
+                x_pad_before=vx0 - x0,
+                x_pad_after=x1 - vx1,
+            )
+            for k in range(t.tib)
+        ]
+        row = t.tib * self.taps
+        first = base["wgt"] + (o * self.ib + i) * self.taps
+        if row == self.ib * self.taps:  # whole rows: one contiguous run
+            wgt = MemInsn(
+                buffer=Buffer.WGT,
+                sram_base=slot * self.wgt_slot,
+                dram_base=first,
+                y_size=1,
+                x_size=t.tob * row,
+                x_stride=t.tob * row,
+            )
+        else:
+            wgt = MemInsn(
+                buffer=Buffer.WGT,
+                sram_base=slot * self.wgt_slot,
+                dram_base=first,
+                y_size=t.tob,
+                x_size=row,
+                x_stride=self.ib * self.taps,
+            )
+        return (n, i, oh, ow), inp, (o, i), [wgt]
+
+    def stores(self, base, n, o, oh, ow, slot) -> list[MemInsn]:
+        L, t = self.layer, self.t
+        toh = min(t.toh, L.out_height - oh)
+        out = []
+        for k in range(t.tob):
+            dram = base["out"] + ((n * self.ob + o + k) * L.out_height + oh) * L.out_width + ow
+            sram = slot * self.acc_slot + k * t.toh * t.tow
+            if t.tow == L.out_width:
+                out.append(
+                    MemInsn(
+                        store=True,
+                        buffer=Buffer.OUT,
+                        sram_base=sram,
+                        dram_base=dram,
+                        y_size=1,
+                        x_size=toh * t.tow,
+                        x_stride=toh * t.tow,
+                    )
+                )
+            else:
+                out.append(
+                    MemInsn(
+                        store=True,
+                        buffer=Buffer.OUT,
+                        sram_base=sram,
+                        dram_base=dram,
+                        y_size=toh,
+                        x_size=t.tow,
+                        x_stride=L.out_width,
+                    )
+                )
+        return out
+
+    def vector(self, op: str, slot: int, toh: int, **kw) -> Insn:
+        """A reset or ALU op over the tile's output entries of acc slot `slot`."""
+        t = self.t
+        loops = dict(
+            uop_begin=self.alu_uop[slot], uop_end=self.alu_uop[slot] + 1, lp0=t.tob, lp1=toh * t.tow
+        )
+        if op == "reset":
+            return GemmInsn(reset=True, acc_f0=t.toh * t.tow, acc_f1=1, **loops, **kw)
+        return AluInsn(op=AluOp[op], dst_f0=t.toh * t.tow, dst_f1=1, **loops, **kw)
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def emit(self, base: dict[str, int], shift: int, relu: bool) -> list[Insn]:
+        L, t, vt = self.layer, self.t, self.vt
+        n_ib = self.ib // t.tib
+        tiles = self.tiles()
+        # pass 1: every step's loads, with loads of what a slot already holds dropped
+        held: dict[str, list] = {"inp": [None] * vt, "wgt": [None] * vt, "bias": [None] * vt}
+        steps = []
+        for ti, (n, o, oh, ow) in enumerate(tiles):
+            bias_load = None
+            if held["bias"][ti % vt] != o:
+                held["bias"][ti % vt] = o
+                bias_load = MemInsn(
+                    buffer=Buffer.ACC,
+                    sram_base=(ti % vt) * self.acc_slot + self.acc_out,
+                    dram_base=base["bias"] + o,
+                    y_size=1,
+                    x_size=t.tob,
+                    x_stride=t.tob,
+                )
+            for j in range(n_ib):
+                k = len(steps)
+                ikey, inp, wkey, wgt = self.loads(base, n, o, oh, ow, j * t.tib, k % vt)
+                todo = []
+                if held["inp"][k % vt] != ikey:
+                    held["inp"][k % vt] = ikey
+                    todo += inp
+                if held["wgt"][k % vt] != wkey:
+                    held["wgt"][k % vt] = wkey
+                    todo += wgt
+                steps.append((ti, j, todo, bias_load if j == 0 else None))
+        # pass 2: the stream, tokens pairing each producer with its consumer
+        K, T = len(steps), len(tiles)
+        insns: list[Insn] = []
+        uop_load = MemInsn(
+            buffer=Buffer.UOP,
+            sram_base=0,
+            dram_base=base["uop"],
+            y_size=1,
+            x_size=len(self.uops),
+            x_stride=len(self.uops),
+        )
+        insns.append(uop_load)
+        lo = 0 if relu else -128
+        for k, (ti, j, todo, bias_load) in enumerate(steps):
+            n, o, oh, ow = tiles[ti]
+            toh = min(t.toh, L.out_height - oh)
+            if todo:
+                todo[0] = _with(todo[0], pop_next=k >= vt)
+                todo[-1] = _with(todo[-1], push_next=True)
+                insns += todo
+            if j == 0:
+                if bias_load is not None:
+                    insns.append(bias_load)
+                insns.append(self.vector("reset", ti % vt, toh, pop_next=ti >= vt))
+            frees = k + vt < K and bool(steps[k + vt][2])
+            insns.append(
+                GemmInsn(
+                    uop_begin=self.gemm_uops[k % vt, ti % vt],
+                    uop_end=self.gemm_uops[k % vt, ti % vt] + t.tob * t.tib * self.taps,
+                    lp0=toh,
+                    lp1=t.tow,
+                    acc_f0=t.tow,
+                    acc_f1=1,
+                    inp_f0=L.stride * self.tiw,
+                    inp_f1=L.stride,
+                    pop_prev=bool(todo),
+                    push_prev=frees,
+                )
+            )
+            if j == n_ib - 1:
+                slot = ti % vt
+                alu = [
+                    self.vector("ADD", slot, toh, src_f0=1),
+                    self.vector("SHR", slot, toh, use_imm=True, imm=shift),
+                    self.vector("MAX", slot, toh, use_imm=True, imm=lo),
+                    self.vector("MIN", slot, toh, use_imm=True, imm=127),
+                ]
+                if shift == 0:
+                    del alu[1]
+                alu[-1] = _with(alu[-1], push_next=True)
+                insns += alu
+                out = self.stores(base, n, o, oh, ow, slot)
+                out[0] = _with(out[0], pop_prev=True)
+                out[-1] = _with(out[-1], push_prev=ti + vt < T or ti == T - 1)
+                insns += out
+        insns.append(FinishInsn(pop_next=True))
+        return insns
+
+
+def _with(insn: Insn, **flags: bool) -> Insn:
+    """`insn` with dependency flags or-ed in."""
+    from dataclasses import replace
+
+    return replace(insn, **{k: getattr(insn, k) or v for k, v in flags.items()})
