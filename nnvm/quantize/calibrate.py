@@ -37,6 +37,8 @@ class RangeObserver:
         self.max = -np.inf
         self.top = 0.0
         self.hist = np.zeros(bins, np.int64)
+        self.zeros = 0
+        """How many |x| were exactly 0 (in bin 0 too): they quantize exactly at every scale."""
 
     def add(self, x: np.ndarray) -> None:
         x = np.asarray(x, np.float64).reshape(-1)
@@ -46,6 +48,7 @@ class RangeObserver:
             raise UserError("calibration saw a non-finite value (inf or NaN) in the float model")
         self.min, self.max = min(self.min, float(x.min())), max(self.max, float(x.max()))
         a = np.abs(x)
+        self.zeros += int(np.count_nonzero(a == 0))
         peak = float(a.max())
         if self.top == 0.0 and peak > 0:
             self.top = float(2.0 ** (np.floor(np.log2(peak)) + 1))
@@ -68,17 +71,25 @@ class RangeObserver:
         return min(k + 1, self.bins) * self.top / self.bins
 
     def kl(self, levels: int = LEVELS) -> float:
-        return kl_threshold(self.hist, self.top, levels)
+        """The KL threshold of the nonzero |x| (a ReLU's zeros would otherwise dominate bin 0
+        and push the cut down, though they cost nothing at any scale)."""
+        hist = self.hist.copy()
+        hist[0] -= self.zeros
+        return kl_threshold(hist, self.top, levels)
 
     def result(self, p: float) -> TensorRange:
-        return TensorRange(self.min, self.max, self.percentile(p), self.kl())
+        """The range record; the bin-edge thresholds are capped at the largest |x| seen."""
+        peak = max(abs(self.min), abs(self.max))
+        return TensorRange(self.min, self.max, min(self.percentile(p), peak), min(self.kl(), peak))
 
 
 def kl_threshold(hist: np.ndarray, top: float, levels: int = LEVELS) -> float:
     """The |x| threshold whose int8 quantization loses least information: for each candidate
     cut i (levels..bins), P is the histogram up to i with the clipped tail added to its last
-    bin, Q is P merged into `levels` equal groups and spread back over each group's nonzero
-    bins; the i with the smallest KL(P || Q) wins (its bins' upper edge is the threshold)."""
+    bin; Q is the histogram up to i (without the tail) merged into `levels` equal groups and
+    spread back evenly over each group's nonzero bins. The i with the smallest KL(P || Q) wins
+    and its upper edge is the threshold: a cut that clips much mass pays in P's last bin, one
+    that keeps a long sparse tail pays in the coarse groups."""
     hist = np.asarray(hist, np.float64)
     bins = hist.size
     if top == 0.0 or hist.sum() == 0:
@@ -86,19 +97,24 @@ def kl_threshold(hist: np.ndarray, top: float, levels: int = LEVELS) -> float:
     last = int(np.nonzero(hist)[0][-1]) + 1
     if last <= levels:
         return last * top / bins
+    tails = np.concatenate([np.cumsum(hist[::-1])[::-1], [0.0]])  # tails[i] = hist[i:].sum()
     best, best_i = np.inf, bins
-    for i in range(levels, bins + 1):
-        p = hist[:i].copy()
-        p[-1] += hist[i:].sum()
-        # groups of bins of [0, i) (the last takes the remainder)
+    for i in range(levels, last + 1):
+        src = hist[:i]
+        p = src.copy()
+        p[-1] += tails[i]
         edges = np.linspace(0, i, levels + 1).astype(np.int64)
         group = np.repeat(np.arange(levels), np.diff(edges))
-        nonzero = p > 0
-        sums = np.bincount(group, weights=p, minlength=levels)
+        nonzero = src > 0
+        sums = np.bincount(group, weights=src, minlength=levels)
         counts = np.bincount(group, weights=nonzero, minlength=levels)
         q = np.where(nonzero, sums[group] / np.maximum(counts[group], 1), 0.0)
-        pn = p[nonzero] / p.sum()
-        qn = q[nonzero] / q.sum()
+        mask = p > 0
+        # a bin with mass in P and none in Q (P's last bin when only the tail fills it) gets a
+        # small share instead of an infinite divergence
+        q = np.where(mask & (q == 0), 1e-4 * q[q > 0].min(initial=1.0), q)
+        pn = p[mask] / p.sum()
+        qn = q[mask] / q.sum()
         d = float(np.sum(pn * np.log(pn / qn)))
         if d < best:
             best, best_i = d, i

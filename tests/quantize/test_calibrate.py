@@ -85,6 +85,9 @@ def test_kl_clips_outliers_and_keeps_a_compact_range() -> None:
     obs.add(np.concatenate([rng.standard_normal(200_000), [80.0]]))
     assert obs.kl() < 20.0  # the lone outlier at 80 is not worth the resolution
     assert obs.kl() > 2.0  # but the bulk of the gaussian is kept
+    relu = RangeObserver()
+    relu.add(np.maximum(rng.standard_normal(200_000), 0))
+    assert relu.kl() > 2.0  # the exact zeros of a ReLU do not drag the cut down
     compact = np.zeros(BINS, np.int64)
     compact[:100] = 5  # everything within 128 bins: no information to lose, keep it all
     assert kl_threshold(compact, 2048.0) == pytest.approx(100.0)
