@@ -180,3 +180,20 @@ def test_quantization_refuses_bad_input() -> None:
     _, _, cal = quantize(other, other_params, _feeds("x", (1, 3, 8, 8), 1, 0))
     with pytest.raises(UserError, match="no range for tensor 'dense:1"):
         quantize(module, params, cal)
+
+
+@pytest.mark.parametrize("requant", ["multiplier", "shift"])
+def test_attention_matmuls_of_two_activations_quantize(requant: str) -> None:
+    """BERT-style: the projections (dense) and both attention matmuls (activation x
+    activation, per-tensor scales on each side) go int8; softmax and layer norm stay float."""
+    model = onnx_models.transformer_encoder(layers=1, seq=8, hidden=16, heads=2, ffn=32)
+    module, params = from_onnx(model)
+    feeds = [onnx_models.random_inputs(model, seed=k) for k in range(8)]
+    qm, qp, cal = quantize(module, params, feeds, requant=requant)
+    assert {"matmul:0/in1", "matmul:1/in1"} <= set(cal.tensors)
+    kinds = [op.name for op in qm.walk()]
+    assert kinds.count("nnvm.softmax") == 1 and kinds.count("nnvm.layer_norm") == 2
+    assert kinds.count("nnvm.bit_shift") == 7  # 5 of the 6 dense (skip_first) + 2 matmuls
+    tests = [onnx_models.random_inputs(model, seed=100 + k) for k in range(4)]
+    report = accuracy_report(module, params, qm, qp, tests, engine="reference")
+    assert report["outputs"][0]["cosine_min"] > 0.99
