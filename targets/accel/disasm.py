@@ -1,5 +1,6 @@
-"""`python -m nnvm.targets.accel.disasm FILE [--uops UOPFILE]`: print an instruction stream
-(whole 16-byte instructions) and optionally a micro-op stream (4-byte micro-ops), one line each."""
+"""`python -m nnvm.targets.accel.disasm FILE [--uops UOPFILE] [--ir]`: list an instruction stream
+(whole 16-byte instructions; or an accel.program in a .mlir file) and its micro-ops (4-byte
+words), one line each; `--ir` prints the accel dialect form instead."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from nnvm.support.errors import UserError
 from nnvm.targets.accel.isa import decode_insns, decode_uops
 from nnvm.targets.accel.printer import format_program
+from nnvm.targets.accel.program_ir import parse_program, program_to_ir
 
 
 def _read(path: str) -> bytes:
@@ -25,15 +27,27 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("file", help="instruction stream")
     parser.add_argument("--uops", help="micro-op stream")
+    parser.add_argument("--ir", action="store_true", help="print the accel.program IR")
     args = parser.parse_args(argv)
     try:
-        insns = decode_insns(_read(args.file))
-        uops = decode_uops(_read(args.uops)) if args.uops else []
+        if args.file.endswith(".mlir"):
+            insns, uops = parse_program(_read(args.file).decode(), args.file)
+        else:
+            insns = decode_insns(_read(args.file))
+            uops = []
+        if args.uops:
+            uops += decode_uops(_read(args.uops))
     except UserError as err:
-        where = args.file if "micro-op" not in err.message else args.uops
-        sys.stderr.write(f"{where}: error: {err.message}\n")
+        if err.location:
+            sys.stderr.write(err.format() + "\n")
+        else:
+            where = args.uops if "micro-op" in err.message else args.file
+            sys.stderr.write(f"{where}: error: {err.message}\n")
         return 1
-    sys.stdout.write(format_program(insns, uops))
+    if args.ir:
+        sys.stdout.write(str(program_to_ir(insns, uops)) + "\n")
+    else:
+        sys.stdout.write(format_program(insns, uops))
     return 0
 
 

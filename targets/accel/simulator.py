@@ -24,8 +24,8 @@ from nnvm.targets.accel.machine import Machine
 from nnvm.targets.accel.printer import format_insn
 
 MODULES = ("load", "compute", "store")
-_PREV = {"load": None, "compute": "load", "store": "compute"}
-_NEXT = {"load": "compute", "compute": "store", "store": None}
+PREV_MODULE = {"load": None, "compute": "load", "store": "compute"}
+NEXT_MODULE = {"load": "compute", "compute": "store", "store": None}
 
 
 def module_of(insn: Insn) -> str:
@@ -72,10 +72,10 @@ def _token_queues(module: str, insn: Insn, index: int) -> tuple[list[str], list[
     """(queues popped, queues pushed) by `insn` on `module`, named 'src->dst'."""
     pops, pushes = [], []
     for flag, other, pop in (
-        ("pop_prev", _PREV[module], True),
-        ("pop_next", _NEXT[module], True),
-        ("push_prev", _PREV[module], False),
-        ("push_next", _NEXT[module], False),
+        ("pop_prev", PREV_MODULE[module], True),
+        ("pop_next", NEXT_MODULE[module], True),
+        ("push_prev", PREV_MODULE[module], False),
+        ("push_next", NEXT_MODULE[module], False),
     ):
         if getattr(insn, flag):
             if other is None:
