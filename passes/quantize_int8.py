@@ -10,9 +10,9 @@ Each anchor (passes/quantize_calibration.py) becomes, in graph ops:
 
 requant="multiplier": clip((i64(acc) * m + 2^(n-1)) >> n) with an int32 m per channel (CPU);
 requant="shift": every scale is a power of two and clip((acc + 2^(n-1)) >> n) (no float,
-the accelerator's ALU). fA is the narrowest float type in which the CPU's float kernels sum the
-int8 products exactly (float32 while K * 127^2 < 2^24, else float64), so acc is the int32
-accumulation bit for bit. Everything else (pools, adds, softmax, layer norm) stays float;
+the accelerator's ALU). fA is a float type in which the CPU's float kernels sum the int8
+products exactly: float32 while 127 * sum|wq| of every output channel stays below 2^24 (else
+float64), so acc is the int32 accumulation bit for bit. Everything else (pools, adds, softmax, layer norm) stays float;
 skip_first keeps the first anchor float. Run after simplify-inference / fold-constants (so
 batch norms sit in the weights); the weights come from the params store (--params).
 """
@@ -117,23 +117,8 @@ def _quantize_input(e: _Emitter, x: SSAValue, scale: float, k: int) -> SSAValue:
 
 
 def _terms(anchor: Anchor) -> int:
-    """How many products each output element sums."""
-    op = anchor.op
-    if isinstance(op, Conv2DOp):
-        _, i, kh, kw = shape_of(op.operands[1])
-        return i * kh * kw
-    if anchor.weight is not None and op.name == "nnvm.dense":
-        return shape_of(op.operands[1])[1]
-    return shape_of(op.operands[0])[-1]
-
-
-@dataclass
-class _Plan:
-    """The quantization constants of one anchor."""
-
-    x_scales: list[float]
-    w_scales: np.ndarray  # per channel (1 entry for a matmul of two activations)
-    y_scale: float
+    """How many products each output element of an activation x activation matmul sums."""
+    return shape_of(anchor.op.operands[0])[-1]
 
 
 def quantize_anchor(
@@ -152,19 +137,21 @@ def quantize_anchor(
         for k in range(len(anchor.activations))
     ]
     y_scale = rq.activation_scale(cal.range_of(f"{anchor.key}/out", method), pow2)
-    acc_type = rq.accumulator_dtype(_terms(anchor))
-    pairs = enumerate(zip(anchor.activations, x_scales, strict=True))
-    qs = [_quantize_input(e, x, s, k) for k, (x, s) in pairs]
-    operands = [e.cast(q, acc_type, f"acc_in{k}") for k, q in enumerate(qs)]
+    wq = None
     if anchor.weight is not None:
         w = constant_value(anchor.weight, store)
         w_scales = rq.weight_scales(w, anchor.weight_axis, pow2)
-        wq = e.param("weight", rq.quantize_weight(w, w_scales, anchor.weight_axis))
-        operands.append(e.cast(wq, acc_type, "acc_weight"))
-        in_scale = x_scales[0]
+        wq = rq.quantize_weight(w, w_scales, anchor.weight_axis)
+        acc_type = rq.accumulator_dtype(rq.product_bound(wq, anchor.weight_axis))
     else:  # a product of two activations: the second one's scale is the "weight" scale
         w_scales = np.array([x_scales[1]])
-        in_scale = x_scales[0]
+        acc_type = rq.accumulator_dtype(_terms(anchor) * rq.QMAX * rq.QMAX)
+    in_scale = x_scales[0]
+    pairs = enumerate(zip(anchor.activations, x_scales, strict=True))
+    qs = [_quantize_input(e, x, s, k) for k, (x, s) in pairs]
+    operands = [e.cast(q, acc_type, f"acc_in{k}") for k, q in enumerate(qs)]
+    if wq is not None:
+        operands.append(e.cast(e.param("weight", wq), acc_type, "acc_weight"))
     new = type(anchor.op).create(
         operands=operands,
         result_types=[TensorType(element_type_of(acc_type), shape_of(anchor.op.results[0]))],

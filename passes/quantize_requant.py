@@ -80,11 +80,18 @@ def rounding_half(n: np.ndarray) -> np.ndarray:
     return np.where(n > 0, np.left_shift(np.int64(1), np.maximum(n - 1, 0)), 0).astype(np.int64)
 
 
-def accumulator_dtype(terms: int) -> str:
-    """The float type the CPU's float kernels accumulate int8 products in *exactly*: every partial
-    sum of `terms` products of values in [-127, 127] is an integer below 2^24 (float32) or 2^53
-    (float64), so the result equals the int32 accumulation."""
-    return "float32" if terms * QMAX * QMAX < 2**24 else "float64"
+def accumulator_dtype(bound: int) -> str:
+    """The float type in which the CPU's float kernels sum int8 products *exactly*, given a
+    bound on the sum of |products| of one output: every partial sum (in any order) is then an
+    integer below 2^24 (float32) or 2^53 (float64), so the result is the int32 accumulation."""
+    return "float32" if bound < 2**24 else "float64"
+
+
+def product_bound(wq: np.ndarray, axis: int) -> int:
+    """max over output channels (along `axis` of the int8 weight) of 127 * sum |wq|: what the
+    sum of |x * w| of one output can reach with inputs in [-127, 127]."""
+    moved = np.moveaxis(np.abs(wq.astype(np.int64)), axis, 0)
+    return int(QMAX * moved.reshape(moved.shape[0], -1).sum(axis=1).max(initial=0))
 
 
 def requantize_multiplier(acc: np.ndarray, m: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -197,3 +197,26 @@ def test_attention_matmuls_of_two_activations_quantize(requant: str) -> None:
     tests = [onnx_models.random_inputs(model, seed=100 + k) for k in range(4)]
     report = accuracy_report(module, params, qm, qp, tests, engine="reference")
     assert report["outputs"][0]["cosine_min"] > 0.99
+
+
+def test_wide_sums_accumulate_in_float64_and_stay_exact() -> None:
+    """Weights of one magnitude over K = 1100: 127 * sum|wq| passes 2^24, so the dense sums in
+    float64; still bit-exact with the integer reference."""
+    rng = np.random.default_rng(5)
+    w = np.where(rng.random((4, 1100)) < 0.5, -0.01, 0.01).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)],
+        "wide",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1100])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    module, params = from_onnx(model)
+    feeds = [{"x": np.sign(f["x"]) * 0.5} for f in _feeds("x", (1, 1100), 4, 0)]
+    qm, qp, cal = quantize(module, params, feeds, method="minmax", skip_first=False)
+    (dense,) = [op for op in qm.walk() if op.name == "nnvm.dense"]
+    assert "f64" in str(dense.results[0].type)
+    ref, run = Int8Numpy(cal, "minmax", "multiplier"), _cpu(qm, qp)
+    for feed in feeds:
+        np.testing.assert_array_equal(run(feed), ref.dense(feed["x"], w, None, "dense:0"))
