@@ -81,6 +81,16 @@ def check_layer(layer: Conv2dLayer) -> None:
         raise UserError(f"{layer}: the output is empty")
 
 
+def refusal(cfg: AccelConfig, layer: Conv2dLayer, virtual_threads: int = 1) -> str | None:
+    """None when the accelerator takes `layer`; else why not (for placement decisions)."""
+    try:
+        check_layer(layer)
+        choose_tiling(cfg, layer, virtual_threads)
+    except UserError as err:
+        return err.message
+    return None
+
+
 def conv2d_program(
     cfg: AccelConfig,
     layer: Conv2dLayer,
@@ -91,8 +101,11 @@ def conv2d_program(
     relu: bool = False,
     virtual_threads: int = 1,
     tiling: Tiling | None = None,
+    round_half_up: bool = False,
 ) -> LayerProgram:
-    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator."""
+    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator;
+    `round_half_up` adds 2^(shift-1) first (folded into the bias: nnvm.quantize's shift
+    requantizer)."""
     check_layer(layer)
     if virtual_threads not in (1, 2):
         raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
@@ -116,6 +129,8 @@ def conv2d_program(
             )
     gen = _Generator(cfg, layer, t, vt)
     bias = np.zeros(layer.out_channels, np.int32) if bias is None else bias
+    if round_half_up and shift:
+        bias = (bias.astype(np.int64) + (1 << (shift - 1))).astype(np.int32)
     arrays = {
         "uop": encode_uops(gen.uops),
         "inp": pack_data(cfg, x),

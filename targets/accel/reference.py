@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def requantize(acc: np.ndarray, shift: int, relu: bool) -> np.ndarray:
+def requantize(acc: np.ndarray, shift: int, relu: bool, round_half_up: bool = False) -> np.ndarray:
+    if round_half_up and shift:
+        acc = (acc.astype(np.int64) + (1 << (shift - 1))).astype(np.int32)
     return np.clip(acc >> shift, 0 if relu else -128, 127).astype(np.int8)
 
 
@@ -19,6 +21,7 @@ def conv2d_int8(
     padding: int,
     shift: int,
     relu: bool = False,
+    round_half_up: bool = False,
 ) -> np.ndarray:
     """(N, C, H, W) int8 * (O, C, KH, KW) int8 -> (N, O, OH, OW) int8."""
     n, c, h, wd = x.shape
@@ -30,7 +33,7 @@ def conv2d_int8(
     acc = acc.astype(np.int64).astype(np.int32)  # exact in float64, then int32 wrap-around
     if bias is not None:
         acc = (acc.astype(np.int64) + bias.astype(np.int64)[None, :, None, None]).astype(np.int32)
-    return requantize(acc, shift, relu)
+    return requantize(acc, shift, relu, round_half_up)
 
 
 def dense_int8(x, w, bias, shift, relu=False):

@@ -21,12 +21,15 @@ def run_conv2d(
     relu: bool = False,
     virtual_threads: int = 1,
     cfg: AccelConfig = DEFAULT_CONFIG,
+    round_half_up: bool = False,
 ) -> tuple[np.ndarray, Report]:
     """clip((conv2d(x, w) + bias) >> shift) for int8 NCHW x and OIHW w; (output, report)."""
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
     layer = Conv2dLayer(n, c, h, wd, o, kh, kw, stride, padding)
-    program = conv2d_program(cfg, layer, x, w, bias, shift, relu, virtual_threads)
+    program = conv2d_program(
+        cfg, layer, x, w, bias, shift, relu, virtual_threads, round_half_up=round_half_up
+    )
     report = simulate(cfg, program.insns, program.dram)
     return program.output(), report
 

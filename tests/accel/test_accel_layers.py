@@ -9,7 +9,7 @@ import pytest
 
 from nnvm.support.errors import UserError
 from nnvm.targets.accel.config import config_from_dict
-from nnvm.targets.accel.conv2d_program import conv2d_program
+from nnvm.targets.accel.conv2d_program import conv2d_program, refusal
 from nnvm.targets.accel.reference import conv2d_int8, dense_int8
 from nnvm.targets.accel.run_layer import run_conv2d, run_dense
 from nnvm.targets.accel.tiling import Conv2dLayer
@@ -64,7 +64,6 @@ MOBILENETV2_DEPTHWISE = [
     (576, 14, 2),
     (960, 7, 1),
 ]
-SLOW = {(3, 64, 224, 7, 2, 3), (3, 32, 224, 3, 2, 1)}
 
 
 def _operands(seed, c, o, h, k):
@@ -75,11 +74,7 @@ def _operands(seed, c, o, h, k):
     return x, w, bias
 
 
-def _conv_params(shapes):
-    return [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in shapes]
-
-
-@pytest.mark.parametrize("shape", _conv_params(RESNET18_CONVS + MOBILENETV2_CONVS))
+@pytest.mark.parametrize("shape", RESNET18_CONVS + MOBILENETV2_CONVS, ids=str)
 def test_conv2d_bit_exact(shape):
     c, o, h, k, s, p = shape
     x, w, bias = _operands(sum(shape), c, o, h, k)
@@ -135,3 +130,20 @@ def test_layer_too_big_for_the_buffers_names_the_buffer():
         UserError, match=r"needs 49 inp entries .* the inp buffer holds 16 \(256 bytes\)"
     ):
         conv2d_program(cfg, layer, x, w)
+
+
+def test_round_half_up_matches_the_quantizer_shift():
+    x, w, bias = _operands(3, 32, 16, 6, 3)
+    y, _ = run_conv2d(x, w, bias, 1, 1, shift=7, round_half_up=True)
+    want = conv2d_int8(x, w, bias, 1, 1, 7, round_half_up=True)
+    np.testing.assert_array_equal(y, want)
+    assert (want != conv2d_int8(x, w, bias, 1, 1, 7)).any()
+
+
+def test_refusal_says_why():
+    cfg = config_from_dict({})
+    assert refusal(cfg, Conv2dLayer(1, 64, 56, 56, 64, 3, 3, 1, 1)) is None
+    assert "depthwise" in refusal(cfg, Conv2dLayer(1, 32, 8, 8, 32, 3, 3, 1, 1, groups=32))
+    assert "exceeds the LOAD pad fields" in refusal(cfg, Conv2dLayer(1, 16, 8, 8, 16, 3, 3, 1, 16))
+    small = config_from_dict({"INP_BUFF_BYTES": 256, "UOP_BUFF_BYTES": 256})
+    assert "the inp buffer holds 16" in refusal(small, Conv2dLayer(1, 16, 8, 8, 16, 7, 7, 1, 3))
