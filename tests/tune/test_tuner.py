@@ -1,0 +1,125 @@
+"""The tuning loop on a small matmul: records, search strategies, resume, failures."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from nnvm.compiler.parallel_compile import compile_in_worker
+from nnvm.support.errors import UserError
+from nnvm.support.tuning_log import read_log
+from nnvm.support.worker import Failure
+from nnvm.tune.cost_model import CostModel
+from nnvm.tune.measure import RunJob, random_inputs
+from nnvm.tune.runner import LocalRunner, MeasureOptions, failure_result
+from nnvm.tune.search import make_search
+from nnvm.tune.space import TaskSpace
+from nnvm.tune.tuner import tune
+
+
+class CountingRunner(LocalRunner):
+    """A local runner that remembers which configs it measured."""
+
+    def __init__(self):
+        super().__init__(MeasureOptions(repeat=2, min_round_s=0.001, build_jobs=1))
+        self.configs: list[str] = []
+
+    def measure(self, task, space, candidates, best_s=math.inf):
+        self.configs += [c.key for c in candidates]
+        return super().measure(task, space, candidates, best_s)
+
+
+@pytest.fixture
+def runner():
+    r = CountingRunner()
+    yield r
+    r.close()
+
+
+def test_tune_logs_every_trial_and_resume_measures_nothing_twice(tmp_path, matmul_task, runner):
+    log = tmp_path / "t.jsonl"
+    first = tune([matmul_task], runner, str(log), trials=6, batch=3, early_stop=None)
+    assert len(runner.configs) == 6 == len(set(runner.configs))
+    (state,) = first.states
+    assert state.default_s < math.inf and state.best_s <= state.default_s
+    records = read_log(log)
+    assert len(records.trials) == 6 and all(r.ok for r in records.trials)
+    assert records.trials[0].config == matmul_task.default_config  # the default comes first
+    assert records.finished == {(matmul_task.workload, matmul_task.target.description)}
+    with pytest.raises(UserError, match="--resume"):
+        tune([matmul_task], runner, str(log), trials=6)
+    # finished: a resumed run measures nothing
+    runner.configs.clear()
+    tune([matmul_task], runner, str(log), trials=12, batch=3, resume=True)
+    assert runner.configs == []
+
+
+def test_an_interrupted_task_resumes_without_remeasuring(tmp_path, matmul_task, runner):
+    log = tmp_path / "t.jsonl"
+    tune([matmul_task], runner, str(log), trials=3, batch=3)
+    lines = [ln for ln in log.read_text().splitlines() if '"task_finished"' not in ln]
+    log.write_text("\n".join(lines) + "\n")  # as if killed before the task finished
+    before = set(runner.configs)
+    runner.configs.clear()
+    tune([matmul_task], runner, str(log), trials=6, batch=3, resume=True)
+    assert runner.configs and not set(runner.configs) & before
+
+
+@pytest.mark.parametrize("strategy", ["random", "grid", "evolution"])
+def test_strategies_propose_new_candidates_that_apply(matmul_task, strategy):
+    space = TaskSpace(matmul_task)
+    search = make_search(strategy, space, seed=1, model="numpy")
+    measured = {}
+    rng = random.Random(0)
+    for _ in range(4):
+        batch = search.next_batch(4, measured)
+        assert batch and all(c.key not in measured for c in batch)
+        assert len({c.key for c in batch}) == len(batch)
+        for c in batch:
+            assert c.schedule.startswith("te.schedule")
+            measured[c.key] = (c, rng.uniform(1e-4, 1e-3))
+    first = next(iter(measured.values()))[0]
+    assert first.config == matmul_task.default_config
+
+
+def test_cost_model_learns_a_ranking(matmul_task):
+    """On synthetic times that grow with the row tile, the numpy model ranks by them."""
+    space = TaskSpace(matmul_task)
+    rng = random.Random(0)
+    cands = {c.key: c for c in (space.random(rng) for _ in range(60)) if c is not None}
+    cands = list(cands.values())
+    times = [1e-4 * (1 + c.config["matmul.rows"]) for c in cands]
+    model = CostModel(matmul_task, "numpy")
+    model.fit(cands[:20], times[:20])
+    pred = model.predict(cands[20:])
+    truth = np.log(times[20:])
+    assert np.corrcoef(pred, truth)[0, 1] > 0.8
+
+
+def test_failed_candidates_are_records_not_aborts(matmul_task, runner):
+    space = TaskSpace(matmul_task)
+    good = compile_in_worker(
+        (space.module_text(space.default()), matmul_task.target, matmul_task.name)
+    )
+    inputs = random_inputs(
+        matmul_task.shapes[: matmul_task.n_inputs], matmul_task.dtypes[: matmul_task.n_inputs], 0
+    )
+
+    def job(obj):
+        t = matmul_task
+        return RunJob(obj, t.name, t.target, t.shapes, t.dtypes, t.n_inputs, inputs, None, 1)
+
+    # LLVM aborts the measuring process on a corrupt object: a crash, and the next runs
+    bad, ok = runner.run([job(b"not an object"), job(good.obj)])
+    assert bad.error in ("crash", "run") and not bad.times_s
+    assert ok.error == "ok" and ok.times_s
+    assert failure_result(Failure("signal", "11")).error == "crash"
+    assert failure_result(Failure("hang", "> 1 s")).error == "timeout"
+    # a wrong answer: the reference says otherwise
+    inputs_ref, expected = runner._reference(matmul_task)
+    runner._references[matmul_task.workload] = (inputs_ref, [e + 1.0 for e in expected])
+    (rec,) = runner.measure(matmul_task, space, [space.default()])
+    assert rec.error == "wrong" and not rec.ok and "differs" in rec.detail
