@@ -26,10 +26,12 @@ _KEYS: dict[str, str] = {
     "OUT_BUFF_BYTES": "out_buff_bytes",
     "DMA_BYTES_PER_CYCLE": "dma_bytes_per_cycle",
     "DMA_ROW_LATENCY": "dma_row_latency",
+    "SHARED_DMA": "shared_dma",
     "CMD_QUEUE_DEPTH": "cmd_queue_depth",
     "CLOCK_MHZ": "clock_mhz",
 }
-"""JSON key -> field. Widths are in bits, buffers in bytes, latency in cycles."""
+"""JSON key -> field. Widths are in bits, buffers in bytes, latency in cycles; SHARED_DMA 1 makes
+the load, compute and store DMAs take turns on one DRAM port (0: each has its own)."""
 
 _WIDTHS = {"INP_WIDTH": 8, "WGT_WIDTH": 8, "ACC_WIDTH": 32, "OUT_WIDTH": 8}
 """The data widths the simulator implements (int8 operands, int32 accumulators)."""
@@ -54,6 +56,7 @@ class AccelConfig:
     out_buff_bytes: int = 32 * 1024
     dma_bytes_per_cycle: int = 8
     dma_row_latency: int = 16
+    shared_dma: int = 0
     cmd_queue_depth: int = 512
     clock_mhz: int = 100
     source: str = "<default>"
@@ -93,7 +96,10 @@ def validate(cfg: AccelConfig) -> None:
         value = getattr(cfg, name)
         if type(value) is not int:
             raise bad(key, f"expected an integer, got {type(value).__name__} {value!r}")
-        if value <= 0:
+        if key == "SHARED_DMA":
+            if value not in (0, 1):
+                raise bad(key, f"is 0 or 1, got {value}")
+        elif value <= 0:
             raise bad(key, f"must be positive, got {value}")
     for key in ("BATCH", "BLOCK_IN", "BLOCK_OUT"):
         value = getattr(cfg, _KEYS[key])

@@ -7,7 +7,8 @@ Token queues: load->compute and compute->load, compute->store and store->compute
 waits for (and takes) a token from the previous module's queue, `pop_next` from the next one's;
 `push_prev` / `push_next` give one back when the instruction ends. Costs (cycles.py) are a DMA
 latency per row plus bytes over the bandwidth, one GEMM block or ALU vector per cycle per uop
-iteration; each module's DMA has the full bandwidth (no contention between modules is modelled)."""
+iteration. Each module's DMA has the full bandwidth, or with SHARED_DMA the load, compute and
+store DMAs hold one port in turn, whole instructions at a time (instruction fetch has its own)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,7 @@ def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray) -> Report:
     }
     free = dict.fromkeys(MODULES, 0)
     fetched, fetch_time, done = 0, cfg.dma_row_latency, 0
+    port_free = 0  # SHARED_DMA: when the one DRAM port is next free
     while done < n:
         best: tuple[int, int, str] | None = None  # (time, priority, who)
         if fetched < n and len(queues[route[fetched]]) < cfg.cmd_queue_depth:
@@ -120,6 +122,8 @@ def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray) -> Report:
             if any(not token_times[q] for q in pops):
                 continue
             start = max([free[m], arrived, *(token_times[q][0] for q in pops)])
+            if cfg.shared_dma and isinstance(insns[k], MemInsn):
+                start = max(start, port_free)
             if best is None or (start, prio) < best[:2]:
                 best = (start, prio, m)
         if best is None:
@@ -142,6 +146,8 @@ def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray) -> Report:
         machine.execute(insn, k)
         cost = insn_cycles(cfg, insn)
         free[who] = time + cost
+        if cfg.shared_dma and isinstance(insn, MemInsn):
+            port_free = time + cost
         for q in pushes:
             token_times[q].append(time + cost)
         report.busy[who] += cost

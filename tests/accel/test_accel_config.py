@@ -58,6 +58,7 @@ def test_json_round_trip(tmp_path):
             "key OUT_BUFF_BYTES: the out buffer mirrors the acc buffer",
         ),
         ({"ACC_WIDTH": 16}, "key ACC_WIDTH: the simulator implements 32-bit values only"),
+        ({"SHARED_DMA": 2}, "key SHARED_DMA: is 0 or 1, got 2"),
     ],
 )
 def test_bad_configs_name_key_and_file(tmp_path, data, message):

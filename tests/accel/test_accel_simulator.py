@@ -232,3 +232,15 @@ def test_small_command_queues_stall_fetch_but_finish():
 def test_bad_streams(insns, message):
     with pytest.raises(UserError, match=message):
         simulate(CFG, insns, np.zeros(4096, np.uint8))
+
+
+def test_shared_dma_port_serialises_loads_and_stores():
+    store = MemInsn(
+        store=True, buffer=Buffer.OUT, sram_base=0, dram_base=0, y_size=1, x_size=512, x_stride=512
+    )
+    insns = [load(Buffer.INP, 0, 0, 512), store, FinishInsn()]
+    own = simulate(CFG, insns, np.zeros(1 << 16, np.uint8))
+    shared = simulate(config_from_dict({"SHARED_DMA": 1}), insns, np.zeros(1 << 16, np.uint8))
+    load_cost, store_cost = insn_cycles(CFG, insns[0]), insn_cycles(CFG, store)
+    assert own.total_cycles < load_cost + store_cost <= shared.total_cycles
+    assert own.busy == shared.busy

@@ -1,6 +1,7 @@
 """GEMM-core utilization in the cycle model for ResNet-18's convs, with one and two virtual
-threads: printed per layer (`pytest -s -m slow tests/accel/test_accel_utilization.py`), and
-checked for what must hold: the same GEMM work either way, and double buffering never slower."""
+threads, each module with its own DMA port and with one shared port: printed per layer
+(`pytest -s -m slow tests/accel/test_accel_utilization.py`), and checked for what must hold:
+the same GEMM work either way, and double buffering never slower."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from test_accel_layers import RESNET18_CONVS, _operands
 
+from nnvm.targets.accel.config import DEFAULT_CONFIG, config_from_dict
 from nnvm.targets.accel.reference import conv2d_int8
 from nnvm.targets.accel.run_layer import run_conv2d
 
@@ -18,15 +20,16 @@ OCCURRENCES = {
     (256, 256, 14, 3, 1, 1): 3,
     (512, 512, 7, 3, 1, 1): 3,
 }
+SHARED = config_from_dict({"SHARED_DMA": 1}, "<shared DMA port>")
 
 
-def _measure(shape):
+def _measure(shape, cfg=DEFAULT_CONFIG):
     c, o, h, k, s, p = shape
     x, w, bias = _operands(0, c, o, h, k)
     want = conv2d_int8(x, w, bias, s, p, 9, True)
     reports = []
     for vt in (1, 2):
-        y, report = run_conv2d(x, w, bias, s, p, 9, True, vt)
+        y, report = run_conv2d(x, w, bias, s, p, 9, True, vt, cfg)
         np.testing.assert_array_equal(y, want)
         reports.append(report)
     return reports
@@ -41,21 +44,20 @@ def test_virtual_threads_hide_load_latency():
 
 @pytest.mark.slow
 def test_resnet18_utilization_table():
-    rows, totals = [], np.zeros(3)
-    print("\nlayer (cin, cout, size, k, stride, pad)   vt=1 util   cycles    vt=2 util   cycles")
+    totals = np.zeros(5)
+    print(
+        "\n(cin, cout, size, k, stride, pad)   own DMA ports: vt=1   vt=2   one shared port: vt=1   vt=2"
+    )
     for shape in RESNET18_CONVS:
-        one, two = _measure(shape)
-        assert one.gemm_cycles == two.gemm_cycles
-        assert two.total_cycles <= one.total_cycles, shape
-        rows.append((shape, one, two))
+        runs = _measure(shape) + _measure(shape, SHARED)
+        assert len({r.gemm_cycles for r in runs}) == 1
+        assert runs[1].total_cycles <= runs[0].total_cycles, shape
+        assert runs[3].total_cycles <= runs[2].total_cycles, shape
         if shape[0] != 3:  # the stem stays on the CPU by default
             n = OCCURRENCES.get(shape, 1)
-            totals += (n * one.gemm_cycles, n * one.total_cycles, n * two.total_cycles)
-        print(
-            f"{shape!s:40} {one.gemm_utilization:8.1%} {one.total_cycles:9d}"
-            f"   {two.gemm_utilization:8.1%} {two.total_cycles:9d}"
-        )
+            totals += n * np.array([runs[0].gemm_cycles] + [r.total_cycles for r in runs])
+        print(f"{shape!s:36}" + "".join(f"{r.gemm_utilization:>9.1%}" for r in runs))
     print(
-        f"{'ResNet-18 convs but the stem, x occurrences':40} {totals[0] / totals[1]:8.1%} {int(totals[1]):9d}"
-        f"   {totals[0] / totals[2]:8.1%} {int(totals[2]):9d}"
+        f"{'ResNet-18 convs but the stem':36}"
+        + "".join(f"{totals[0] / t:>9.1%}" for t in totals[1:])
     )
