@@ -35,12 +35,18 @@ class Anchor:
 
     key: str
     op: NNVMOp
-    activations: list[SSAValue]
+    activation_slots: list[int]
     weight: SSAValue | None
     weight_axis: int
     bias_op: NNVMOp | None
     bias: SSAValue | None
     output: SSAValue
+
+    @property
+    def activations(self) -> list[SSAValue]:
+        """The op's activation operands now (an earlier anchor's rewrite may have replaced the
+        value that feeds it)."""
+        return [self.op.operands[k] for k in self.activation_slots]
 
     def tensors(self) -> dict[str, SSAValue]:
         """The observed tensors by name: each quantized input, then the output."""
@@ -94,15 +100,15 @@ def _anchor(op: Operation, key: str, cache: dict) -> Anchor | None:
             return None
         if op.attr("out_layout") not in ("", "NCHW"):
             return None
-        data, weight = op.operands
+        weight = op.operands[1]
         if not is_constant_like(weight, cache):
             return None
-        acts, w_axis, c_axis = [data], 0, 1
+        acts, w_axis, c_axis = [0], 0, 1
     elif isinstance(op, DenseOp):
-        data, weight = op.operands
+        weight = op.operands[1]
         if not is_constant_like(weight, cache):
             return None
-        acts, w_axis, c_axis = [data], 0, rank - 1
+        acts, w_axis, c_axis = [0], 0, rank - 1
     else:
         lhs, rhs = op.operands
         if op.attr("rhs_panel") or is_constant_like(lhs, cache):
@@ -110,9 +116,9 @@ def _anchor(op: Operation, key: str, cache: dict) -> Anchor | None:
         if is_constant_like(rhs, cache):
             if len(shape_of(rhs)) != 2 or rank < 2:
                 return None
-            acts, weight, w_axis, c_axis = [lhs], rhs, 1, rank - 1
+            acts, weight, w_axis, c_axis = [0], rhs, 1, rank - 1
         else:
-            acts, weight, w_axis, c_axis = [lhs, rhs], None, 0, -1
+            acts, weight, w_axis, c_axis = [0, 1], None, 0, -1
     bias_op, bias = _bias_after(out, c_axis, cache) if weight is not None else (None, None)
     output = bias_op.results[0] if bias_op is not None else out
     return Anchor(key, op, acts, weight, w_axis, bias_op, bias, output)

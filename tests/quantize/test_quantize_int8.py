@@ -43,13 +43,13 @@ WEIGHTS = _weights()
 
 
 def conv_net():
-    """conv3x3+bias, relu, conv3x3/2+bias, relu, maxpool 2, flatten, gemm (exact float ops
-    between the anchors, so the int8 reference can be bit-exact)."""
+    """conv3x3+bias straight into conv3x3/2+bias (a linear bottleneck, as MobileNet has), relu,
+    maxpool 2, flatten, gemm: exact float ops between the anchors, so the int8 reference can be
+    bit-exact."""
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1] * 4),
-        helper.make_node("Relu", ["c1"], ["r1"]),
         helper.make_node(
-            "Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2]
+            "Conv", ["c1", "w2", "b2"], ["c2"], kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2]
         ),
         helper.make_node("Relu", ["c2"], ["r2"]),
         helper.make_node("MaxPool", ["r2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
@@ -68,7 +68,7 @@ def conv_net():
 
 def conv_net_int8(ref: Int8Numpy, x: np.ndarray) -> np.ndarray:
     w = WEIGHTS
-    h = np.maximum(ref.conv2d(x, w["w1"], w["b1"], "conv2d:0", pad=1), 0)
+    h = ref.conv2d(x, w["w1"], w["b1"], "conv2d:0", pad=1)
     h = np.maximum(ref.conv2d(h, w["w2"], w["b2"], "conv2d:1", stride=2, pad=1), 0)
     h = h.reshape(1, 16, 2, 2, 2, 2).max(axis=(3, 5)).reshape(1, 64)
     return ref.dense(h, w["w3"], w["b3"], "dense:0")
@@ -220,3 +220,21 @@ def test_wide_sums_accumulate_in_float64_and_stay_exact() -> None:
     ref, run = Int8Numpy(cal, "minmax", "multiplier"), _cpu(qm, qp)
     for feed in feeds:
         np.testing.assert_array_equal(run(feed), ref.dense(feed["x"], w, None, "dense:0"))
+
+
+def test_depthwise_convs_quantize_per_channel() -> None:
+    """MobileNet-style: depthwise and pointwise convs, linear bottlenecks feeding the next conv
+    and residual adds; shift requantization stays within quantization error."""
+    model = onnx_models.mobilenet_like()
+    module, params = from_onnx(model)
+    feeds = [onnx_models.random_inputs(model, seed=k) for k in range(6)]
+    qm, qp, cal = quantize(module, params, feeds, requant="shift")
+    grouped = [op for op in qm.walk() if op.name == "nnvm.conv2d" and op.attr("groups") > 1]
+    # each depthwise weight is an int8 param cast to the accumulator type
+    assert grouped and all(
+        str(op.operands[1].op.operands[0].type).endswith("xi8>") for op in grouped
+    )
+    assert sum(v.dtype == np.int8 for v in qp.values()) == len(cal.signatures) - 1
+    tests = [onnx_models.random_inputs(model, seed=100 + k) for k in range(4)]
+    report = accuracy_report(module, params, qm, qp, tests, engine="reference")
+    assert report["outputs"][0]["cosine_min"] > 0.99
