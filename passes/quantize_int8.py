@@ -121,6 +121,31 @@ def _terms(anchor: Anchor) -> int:
     return shape_of(anchor.op.operands[0])[-1]
 
 
+def _requantize(
+    e: _Emitter, acc: SSAValue, ratio: np.ndarray, vec: list[int], requant: str
+) -> SSAValue:
+    """acc * ratio (per channel, shaped `vec`), rounded to nearest, still unsaturated."""
+    if requant == "multiplier":
+        m, n = rq.fixed_point(ratio)
+        t = e.cast(acc, "int64", "acc64")
+        t = e.op(MulOp.make(t, e.param("multiplier", m.reshape(vec))), "scaled")
+        t = e.op(AddOp.make(t, e.param("rounding", rq.rounding_half(n).reshape(vec))), "rounded")
+        return e.op(
+            BitShiftOp.make(t, e.param("shift", n.reshape(vec)), direction="right"), "shifted"
+        )
+    n = rq.power_of_two_shift(ratio)
+    t = acc
+    if np.any(n < 0):
+        left = np.maximum(-n, 0).astype(np.int32).reshape(vec)
+        t = e.op(BitShiftOp.make(t, e.param("left_shift", left), direction="left"), "widened")
+    right = np.maximum(n, 0).astype(np.int32)
+    half = rq.rounding_half(right).astype(np.int32).reshape(vec)
+    t = e.op(AddOp.make(t, e.param("rounding", half)), "rounded")
+    return e.op(
+        BitShiftOp.make(t, e.param("shift", right.reshape(vec)), direction="right"), "shifted"
+    )
+
+
 def quantize_anchor(
     anchor: Anchor,
     cal: Calibration,
@@ -167,25 +192,7 @@ def quantize_anchor(
         b = np.broadcast_to(b, (channels,)) if b.size == 1 else b
         bq = rq.quantize_bias(b, in_scale, w_scales)
         acc = e.op(AddOp.make(acc, e.param("bias", bq.reshape(vec))), "acc_biased")
-    ratio = in_scale * w_scales / y_scale
-    if requant == "multiplier":
-        m, n = rq.fixed_point(ratio)
-        t = e.cast(acc, "int64", "acc64")
-        t = e.op(MulOp.make(t, e.param("multiplier", m.reshape(vec))), "scaled")
-        t = e.op(AddOp.make(t, e.param("rounding", rq.rounding_half(n).reshape(vec))), "rounded")
-        t = e.op(BitShiftOp.make(t, e.param("shift", n.reshape(vec)), direction="right"), "shifted")
-    else:
-        n = rq.power_of_two_shift(ratio)
-        t = acc
-        if np.any(n < 0):
-            left = np.maximum(-n, 0).astype(np.int32).reshape(vec)
-            t = e.op(BitShiftOp.make(t, e.param("left_shift", left), direction="left"), "widened")
-        right = np.maximum(n, 0).astype(np.int32)
-        half = rq.rounding_half(right).astype(np.int32).reshape(vec)
-        t = e.op(AddOp.make(t, e.param("rounding", half)), "rounded")
-        t = e.op(
-            BitShiftOp.make(t, e.param("shift", right.reshape(vec)), direction="right"), "shifted"
-        )
+    t = _requantize(e, acc, in_scale * w_scales / y_scale, vec, requant)
     t = e.op(ClipOp.make(t, min=-128.0, max=127.0), "saturated")
     yq = e.cast(t, "int8", "out_q")
     y = e.cast(yq, "float32", "out_int")
