@@ -6,6 +6,7 @@
     nnvm-tune show tune.jsonl                                     # what the log holds
     nnvm-tune best tune.jsonl -o best.jsonl                       # the best record per kernel
     nnvm-tune merge a.jsonl b.jsonl -o all.jsonl
+    nnvm-tune model.onnx --log tune.jsonl --cluster tcp://10.0.0.2:8786   # measure on Dask workers
 
 Each trial is a line of the log, written as it is measured; Ctrl-C leaves a valid log (exit
 130), and --resume measures nothing the log already has."""
@@ -118,6 +119,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=_positive, default=1, help="threads while timing")
     parser.add_argument("--repeat", type=_positive, default=5, help="timed rounds per trial")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="measure on the workers of this Dask scheduler (tcp://HOST:8786; the tune extra)",
+    )
     args = parser.parse_args(argv)
 
     from nnvm.tools.compile import _complete_shapes, _load_model
@@ -137,7 +143,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: no tunable kernels (conv2d, dense, matmul) for this target")
         return 0
     print(f"{name}: {len(tasks)} tasks, up to {args.trials} trials each -> {args.log}")
-    runner = LocalRunner(MeasureOptions(repeat=args.repeat, threads=args.threads))
+    options = MeasureOptions(repeat=args.repeat, threads=args.threads)
+    if args.cluster:
+        from nnvm.tune.dask_runner import DaskRunner
+
+        runner = DaskRunner(args.cluster, options)
+    else:
+        runner = LocalRunner(options)
     try:
         result = tune(
             tasks,

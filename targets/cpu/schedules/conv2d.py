@@ -78,8 +78,20 @@ def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, o
 
 def _conv_register_tile(s: KernelScheduler, anchor: ComputeOp, a: str, outer: list[str]) -> None:
     """The conv's loops: `outer`, then the register tile: columns unrolled outside the channel
-    blocks (unrolled), the channels of a block one vector."""
+    blocks (unrolled), the channels of a block one vector. Knobs: the kernel taps (kh, kw)
+    outside the input-channel blocks instead of inside them, and unrolled tap columns (kw)
+    or input channels of a block (ic), as AutoTVM's x86 conv template unrolls kw."""
     _, acb, _, aw, ac = anchor.spatial_names
+    reduce = list(anchor.reduce_names)
+    if len(reduce) == 4:  # (icb, kh, kw, ic): a dense NCHWc conv
+        icb, kh, kw, ic = reduce
+        if s.knob("conv.taps_outside", [False, True], False):
+            at = outer.index(icb)
+            rest = [x for x in outer[at:] if x not in (icb, kh, kw)]
+            outer = [*outer[:at], kh, kw, icb, *rest]
+        for name, axis in (("conv.unroll_kw", kw), ("conv.unroll_ic", ic)):
+            if anchor.reduce_shape[reduce.index(axis)] > 1 and s.knob(name, [False, True], False):
+                s.prims.append(UnrollOp.make(a, axis))
     s.prims.append(ReorderOp.make(a, [*outer, aw, acb, ac]))
     s.prims.append(UnrollOp.make(a, aw))
     s.prims.append(UnrollOp.make(a, acb))

@@ -1,0 +1,77 @@
+"""Measuring on a local 2-worker Dask cluster: the records are ones the single-process run and
+build() accept; an unreachable scheduler is a clear error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nnvm.support.errors import UserError
+from nnvm.support.tuning_log import read_log
+from nnvm.tune.runner import MeasureOptions
+from nnvm.tune.tuner import tune
+
+distributed = pytest.importorskip("distributed", reason="the tune extra (Dask) is not installed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    yield c
+    c.close()
+
+
+def test_tuning_on_a_dask_cluster_gives_records_the_local_run_accepts(
+    tmp_path, cluster, matmul_task, matmul_graph
+):
+    from nnvm.compiler import build
+    from nnvm.tune.dask_runner import DaskRunner
+
+    runner = DaskRunner(cluster.scheduler_address, MeasureOptions(repeat=2, min_round_s=0.001))
+    assert runner.workers == 2
+    log = tmp_path / "t.jsonl"
+    try:
+        result = tune([matmul_task], runner, str(log), trials=4, batch=4)
+    finally:
+        runner.close()
+    records = read_log(log)
+    assert len(records.trials) == 4 and all(r.ok for r in records.trials)
+    assert result.states[0].best_s < float("inf")
+    module, params = matmul_graph
+    _, lib, _ = build(module, params=params, tuning_log=log)
+    assert lib.build_times.kernels_tuned == 1
+
+
+def test_an_unreachable_cluster_is_a_clear_error(tmp_path):
+    from nnvm.tune.dask_runner import DaskRunner
+
+    with pytest.raises(UserError, match="cannot reach the Dask scheduler"):
+        DaskRunner("tcp://127.0.0.1:9", connect_s=2)
+
+
+def test_cli_reports_an_unreachable_cluster(tmp_path, matmul_onnx):
+    import onnx
+
+    model = tmp_path / "mm.onnx"
+    onnx.save(matmul_onnx, model)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nnvm.tools.tune",
+            str(model),
+            "--log",
+            str(tmp_path / "t.jsonl"),
+            "--cluster",
+            "tcp://127.0.0.1:9",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 1 and "cannot reach the Dask scheduler" in r.stderr
+    assert "Traceback" not in r.stderr
