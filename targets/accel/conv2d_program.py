@@ -2,7 +2,8 @@
 clip as accel instructions and micro-ops over a DRAM image holding the packed operands.
 
 Per tile: LOAD inp (zero padding from the pad fields) and wgt on the load module; on compute a
-GEMM reset, one GEMM per input-channel step, then ALU add-bias, shr, max, min; STORE out. With
+GEMM reset, one GEMM per input-channel step, then ALU add-bias, shr (by an immediate or by
+per-channel shift entries), max, min; STORE out. With
 `virtual_threads=2` inp, wgt and acc are split into two slots used alternately, and the tokens
 let step k+1 load while step k computes and tile t stores while tile t+1 computes."""
 
@@ -46,7 +47,7 @@ class LayerProgram:
 
     def region(self, name: str) -> np.ndarray:
         offset, shape = self.regions[name]
-        dtype = "<u4" if name == "uop" else "<i4" if name == "bias" else "i1"
+        dtype = "<u4" if name == "uop" else "<i4" if name == "requant" else "i1"
         nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
         return self.dram[offset : offset + nbytes].view(dtype).reshape(shape)
 
@@ -97,20 +98,21 @@ def conv2d_program(
     x: np.ndarray,
     w: np.ndarray,
     bias: np.ndarray | None = None,
-    shift: int = 0,
+    shift: int | np.ndarray = 0,
     relu: bool = False,
     virtual_threads: int = 1,
     tiling: Tiling | None = None,
     round_half_up: bool = False,
 ) -> LayerProgram:
-    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator;
-    `round_half_up` adds 2^(shift-1) first (folded into the bias: nnvm.quantize's shift
-    requantizer)."""
+    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator; `shift`
+    is one amount or one per output channel, and `round_half_up` adds 2^(shift-1) first (folded
+    into the bias): nnvm.quantize's shift requantizer."""
     check_layer(layer)
     if virtual_threads not in (1, 2):
         raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
-    if not 0 <= shift <= 31:
-        raise UserError(f"requantization shift {shift} is outside 0..31")
+    shifts = np.broadcast_to(np.asarray(shift), (layer.out_channels,))
+    if shifts.dtype.kind not in "iu" or shifts.min() < 0 or shifts.max() > 31:
+        raise UserError(f"requantization shifts are integers in 0..31, got {shift!r}")
     want = (layer.batch, layer.in_channels, layer.height, layer.width)
     if x.shape != want or w.shape != (
         layer.out_channels,
@@ -129,13 +131,14 @@ def conv2d_program(
             )
     gen = _Generator(cfg, layer, t, vt)
     bias = np.zeros(layer.out_channels, np.int32) if bias is None else bias
-    if round_half_up and shift:
-        bias = (bias.astype(np.int64) + (1 << (shift - 1))).astype(np.int32)
+    if round_half_up:
+        half = np.where(shifts > 0, np.left_shift(1, np.maximum(shifts, 1) - 1), 0)
+        bias = (bias.astype(np.int64) + half).astype(np.int32)
     arrays = {
         "uop": encode_uops(gen.uops),
         "inp": pack_data(cfg, x),
         "wgt": pack_weights(cfg, w),
-        "bias": pack_bias(cfg, bias),
+        "requant": np.stack([pack_bias(cfg, bias), pack_bias(cfg, shifts)], axis=1),
         "out": np.zeros(
             (
                 blocks(layer.batch, cfg.batch),
@@ -153,11 +156,12 @@ def conv2d_program(
         "uop": 4,
         "inp": cfg.entry_bytes("inp"),
         "wgt": cfg.entry_bytes("wgt"),
-        "bias": cfg.entry_bytes("acc"),
+        "requant": cfg.entry_bytes("acc"),
         "out": cfg.entry_bytes("out"),
     }
     base = {name: regions[name][0] // eb[name] for name in regions}
-    insns = gen.emit(base, shift, relu)
+    per_channel = len(np.unique(shifts)) > 1
+    insns = gen.emit(base, shifts if per_channel else int(shifts[0]), relu)
     return LayerProgram(cfg, layer, t, vt, insns, dram, regions)
 
 
@@ -173,11 +177,13 @@ class _Generator:
         self.inp_slot = t.tib * self.tih * self.tiw
         self.wgt_slot = t.tob * t.tib * self.taps
         self.acc_out = t.tob * t.toh * t.tow
-        self.acc_slot = self.acc_out + t.tob
+        self.acc_slot = self.acc_out + 2 * t.tob  # the output tile, then (bias, shift) pairs
         self.uops: list[Uop] = []
         self.gemm_uops: dict[tuple[int, int], int] = {}
-        self.alu_uop = [
-            self._add([Uop(s * self.acc_slot, s * self.acc_slot + self.acc_out, 0)])
+        self.alu_uop = [  # per acc slot: dst = the tile, src = its bias (then its shift) entries
+            self._add(
+                [Uop(s * self.acc_slot, s * self.acc_slot + self.acc_out + k, 0) for k in (0, 1)]
+            )
             for s in range(vt)
         ]
         n_ib = self.ib // t.tib
@@ -306,19 +312,20 @@ class _Generator:
                 )
         return out
 
-    def vector(self, op: str, slot: int, toh: int, **kw) -> Insn:
-        """A reset or ALU op over the tile's output entries of acc slot `slot`."""
+    def vector(self, op: str, slot: int, toh: int, uop: int = 0, **kw) -> Insn:
+        """A reset or ALU op over the tile's output entries of acc slot `slot`; `uop` 0 takes
+        the bias entries as source, 1 the shift entries."""
         t = self.t
-        loops = dict(
-            uop_begin=self.alu_uop[slot], uop_end=self.alu_uop[slot] + 1, lp0=t.tob, lp1=toh * t.tow
-        )
+        first = self.alu_uop[slot] + uop
+        loops = dict(uop_begin=first, uop_end=first + 1, lp0=t.tob, lp1=toh * t.tow)
         if op == "reset":
             return GemmInsn(reset=True, acc_f0=t.toh * t.tow, acc_f1=1, **loops, **kw)
         return AluInsn(op=AluOp[op], dst_f0=t.toh * t.tow, dst_f1=1, **loops, **kw)
 
     # -- the stream ---------------------------------------------------------------------------
 
-    def emit(self, base: dict[str, int], shift: int, relu: bool) -> list[Insn]:
+    def emit(self, base: dict[str, int], shift: int | np.ndarray, relu: bool) -> list[Insn]:
+        """The stream; an array `shift` (per channel) shifts by the loaded shift entries."""
         L, t, vt = self.layer, self.t, self.vt
         n_ib = self.ib // t.tib
         tiles = self.tiles()
@@ -332,10 +339,10 @@ class _Generator:
                 bias_load = MemInsn(
                     buffer=Buffer.ACC,
                     sram_base=(ti % vt) * self.acc_slot + self.acc_out,
-                    dram_base=base["bias"] + o,
+                    dram_base=base["requant"] + 2 * o,
                     y_size=1,
-                    x_size=t.tob,
-                    x_stride=t.tob,
+                    x_size=2 * t.tob,
+                    x_stride=2 * t.tob,
                 )
             for j in range(n_ib):
                 k = len(steps)
@@ -389,14 +396,16 @@ class _Generator:
             )
             if j == n_ib - 1:
                 slot = ti % vt
+                if isinstance(shift, np.ndarray):
+                    shr = [self.vector("SHR", slot, toh, uop=1, src_f0=2)]
+                else:
+                    shr = [self.vector("SHR", slot, toh, use_imm=True, imm=shift)] if shift else []
                 alu = [
-                    self.vector("ADD", slot, toh, src_f0=1),
-                    self.vector("SHR", slot, toh, use_imm=True, imm=shift),
+                    self.vector("ADD", slot, toh, src_f0=2),
+                    *shr,
                     self.vector("MAX", slot, toh, use_imm=True, imm=lo),
                     self.vector("MIN", slot, toh, use_imm=True, imm=127),
                 ]
-                if shift == 0:
-                    del alu[1]
                 alu[-1] = _with(alu[-1], push_next=True)
                 insns += alu
                 out = self.stores(base, n, o, oh, ow, slot)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 
-def requantize(acc: np.ndarray, shift: int, relu: bool, round_half_up: bool = False) -> np.ndarray:
-    if round_half_up and shift:
-        acc = (acc.astype(np.int64) + (1 << (shift - 1))).astype(np.int32)
+def requantize(acc: np.ndarray, shift, relu: bool, round_half_up: bool = False) -> np.ndarray:
+    """clip(acc >> shift) of an (N, C, ...) int32 array; `shift` one amount or one per channel."""
+    shift = np.asarray(shift, np.int64).reshape(-1, *([1] * (acc.ndim - 2)))
+    if round_half_up:
+        half = np.where(shift > 0, np.left_shift(1, np.maximum(shift, 1) - 1), 0)
+        acc = (acc.astype(np.int64) + half).astype(np.int32)
     return np.clip(acc >> shift, 0 if relu else -128, 127).astype(np.int8)
 
 

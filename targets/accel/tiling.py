@@ -72,7 +72,8 @@ def _divisors(n: int) -> list[int]:
 
 
 def footprint(cfg: AccelConfig, layer: Conv2dLayer, t: Tiling, vt: int) -> dict[str, int]:
-    """Entries each buffer needs for tiling `t` with `vt` slots (uop: the GEMM lists + ALU ones)."""
+    """Entries each buffer needs for tiling `t` with `vt` slots (acc: the output tile and a bias
+    and a shift entry per output block; uop: the GEMM lists and two ALU uops per slot)."""
     taps = layer.kernel_h * layer.kernel_w
     n_ib = blocks(layer.in_channels, cfg.block_in) // t.tib
     combos = len(
@@ -81,8 +82,8 @@ def footprint(cfg: AccelConfig, layer: Conv2dLayer, t: Tiling, vt: int) -> dict[
     return {
         "inp": vt * t.tib * t.in_rows(layer) * t.in_cols(layer),
         "wgt": vt * t.tob * t.tib * taps,
-        "acc": vt * t.tob * (t.toh * t.tow + 1),
-        "uop": combos * t.tob * t.tib * taps + vt,
+        "acc": vt * t.tob * (t.toh * t.tow + 2),
+        "uop": combos * t.tob * t.tib * taps + 2 * vt,
     }
 
 

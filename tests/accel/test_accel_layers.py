@@ -147,3 +147,18 @@ def test_refusal_says_why():
     assert "exceeds the LOAD pad fields" in refusal(cfg, Conv2dLayer(1, 16, 8, 8, 16, 3, 3, 1, 16))
     small = config_from_dict({"INP_BUFF_BYTES": 256, "UOP_BUFF_BYTES": 256})
     assert "the inp buffer holds 16" in refusal(small, Conv2dLayer(1, 16, 8, 8, 16, 7, 7, 1, 3))
+
+
+@pytest.mark.parametrize("vt", [1, 2])
+def test_per_channel_shifts(vt):
+    # nnvm.quantize's shift requantizer: one shift per output channel, rounding half up
+    x, w, bias = _operands(5, 48, 40, 9, 3)
+    shifts = np.random.default_rng(1).integers(0, 14, 40)
+    y, _ = run_conv2d(x, w, bias, 2, 1, shifts, relu=False, virtual_threads=vt, round_half_up=True)
+    np.testing.assert_array_equal(y, conv2d_int8(x, w, bias, 2, 1, shifts, round_half_up=True))
+
+
+def test_bad_shift():
+    x, w, _ = _operands(0, 16, 16, 4, 1)
+    with pytest.raises(UserError, match="requantization shifts are integers in 0..31"):
+        run_conv2d(x, w, shift=np.array([40] * 16))
