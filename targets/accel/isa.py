@@ -24,7 +24,7 @@ Bits not named are reserved and must be zero."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import ClassVar
 
@@ -326,8 +326,3 @@ def decode_uops(data: bytes | np.ndarray) -> list[Uop]:
         raise UserError(f"a micro-op stream is whole 4-byte micro-ops; got {len(data)} bytes")
     words = np.frombuffer(data, dtype="<u4")
     return [Uop(int(w) & 0x7FF, (int(w) >> 11) & 0x7FF, int(w) >> 22) for w in words]
-
-
-def insn_fields(insn: Insn) -> dict[str, object]:
-    """The instruction's field values by name (its layout's order)."""
-    return {f.name: getattr(insn, f.name) for f in fields(insn)}

@@ -133,6 +133,8 @@ class Machine:
         self._bound(a, "acc", index, "GEMM")
         acc = self.sram["acc"]
         touched = np.unique(a)
+        if not touched.size:  # an empty uop range or loop: nothing to do
+            return
         if insn.reset:
             acc[touched] = 0
             self._write_out(touched)

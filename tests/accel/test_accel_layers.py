@@ -162,3 +162,25 @@ def test_bad_shift():
     x, w, _ = _operands(0, 16, 16, 4, 1)
     with pytest.raises(UserError, match="requantization shifts are integers in 0..31"):
         run_conv2d(x, w, shift=np.array([40] * 16))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"BATCH": 2, "BLOCK_IN": 32, "BLOCK_OUT": 16},
+        {"BLOCK_IN": 8, "BLOCK_OUT": 32, "ACC_BUFF_BYTES": 64 * 1024, "OUT_BUFF_BYTES": 16 * 1024},
+    ],
+)
+@pytest.mark.parametrize("vt", [1, 2])
+def test_other_core_shapes(config, vt):
+    cfg = config_from_dict(config)
+    rng = np.random.default_rng(7)
+    x = rng.integers(
+        -128, 128, (3, 40, 10, 10), dtype=np.int8
+    )  # batch and channels not whole blocks
+    w = rng.integers(-128, 128, (24, 40, 3, 3), dtype=np.int8)
+    bias = rng.integers(-5000, 5000, 24).astype(np.int32)
+    y, report = run_conv2d(x, w, bias, 1, 1, 8, True, vt, cfg)
+    np.testing.assert_array_equal(y, conv2d_int8(x, w, bias, 1, 1, 8, True))
+    blocks_ops = -(-3 // cfg.batch) * 100 * -(-24 // cfg.block_out) * -(-40 // cfg.block_in) * 9
+    assert report.gemm_cycles == blocks_ops

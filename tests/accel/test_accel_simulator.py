@@ -244,3 +244,30 @@ def test_shared_dma_port_serialises_loads_and_stores():
     load_cost, store_cost = insn_cycles(CFG, insns[0]), insn_cycles(CFG, store)
     assert own.total_cycles < load_cost + store_cost <= shared.total_cycles
     assert own.busy == shared.busy
+
+
+def test_deadlock_behind_a_full_command_queue():
+    # compute waits for a load that fetch never reaches: the compute queue (depth 1) is full
+    cfg = config_from_dict({"CMD_QUEUE_DEPTH": 1})
+    gemm = dict(uop_begin=0, uop_end=0, lp0=1, lp1=1)
+    insns = [
+        GemmInsn(pop_prev=True, **gemm),
+        GemmInsn(**gemm),
+        load(Buffer.INP, 0, 0, 1, push_next=True),
+        FinishInsn(),
+    ]
+    with pytest.raises(UserError) as err:
+        simulate(cfg, insns, np.zeros(4096, np.uint8))
+    msg = err.value.message
+    assert "compute waits at instruction 0 (GEMM" in msg
+    assert "fetch is stalled at instruction 1: the compute command queue is full (1 entries)" in msg
+    insns_ok = simulate(config_from_dict({"CMD_QUEUE_DEPTH": 2}), insns, np.zeros(4096, np.uint8))
+    assert insns_ok.counts["GEMM"] == 2
+
+
+def test_report_format_and_time():
+    report = _pipeline(True)
+    text = report.format()
+    assert text.startswith(f"cycles {report.total_cycles}  gemm utilization ")
+    assert "busy fetch " in text and "bytes insn 96" in text and "insns FINISH 1" in text
+    assert report.seconds(CFG) == report.total_cycles / 100e6
