@@ -7,6 +7,7 @@
     nnvm-tune best tune.jsonl -o best.jsonl                       # the best record per kernel
     nnvm-tune merge a.jsonl b.jsonl -o all.jsonl
     nnvm-tune model.onnx --log tune.jsonl --cluster tcp://10.0.0.2:8786   # measure on Dask workers
+    nnvm-tune model.onnx --log tune.jsonl --rpc 10.0.0.7:9090 --target 'llvm -mcpu=...'
 
 Each trial is a line of the log, written as it is measured; Ctrl-C leaves a valid log (exit
 130), and --resume measures nothing the log already has."""
@@ -124,7 +125,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         metavar="ADDRESS",
         help="measure on the workers of this Dask scheduler (tcp://HOST:8786; the tune extra)",
     )
+    parser.add_argument(
+        "--rpc", metavar="HOST:PORT", help="measure on this nnvm-rpc server (a remote device)"
+    )
+    parser.add_argument("--rpc-token-file", metavar="FILE", help="the RPC server's token")
     args = parser.parse_args(argv)
+    if args.rpc and args.cluster:
+        raise UserError("--rpc and --cluster each name where to measure: give one")
 
     from nnvm.tools.compile import _complete_shapes, _load_model
     from nnvm.tune.runner import LocalRunner, MeasureOptions
@@ -148,6 +155,18 @@ def run(argv: Sequence[str] | None = None) -> int:
         from nnvm.tune.dask_runner import DaskRunner
 
         runner = DaskRunner(args.cluster, options)
+    elif args.rpc:
+        from nnvm.tune.rpc_runner import RPCRunner
+
+        token = None
+        if args.rpc_token_file:
+            try:
+                token = open(args.rpc_token_file).read().strip()
+            except OSError as err:
+                raise UserError(
+                    f"cannot read the token: {err.strerror}", args.rpc_token_file
+                ) from None
+        runner = RPCRunner(args.rpc, options, token=token)
     else:
         runner = LocalRunner(options)
     try:
