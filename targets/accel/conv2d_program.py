@@ -3,9 +3,9 @@ clip as accel instructions and micro-ops over a DRAM image holding the packed op
 
 Per tile: LOAD inp (zero padding from the pad fields) and wgt on the load module; on compute a
 GEMM reset, one GEMM per input-channel step, then ALU add-bias, shr (by an immediate or by
-per-channel shift entries), max, min; STORE out. With
-`virtual_threads=2` inp, wgt and acc are split into two slots used alternately, and the tokens
-let step k+1 load while step k computes and tile t stores while tile t+1 computes."""
+per-channel shift entries), max, min; STORE out. With `virtual_threads=2` inp, wgt and acc are
+split into two slots used alternately, and the tokens let step k+1 load while step k computes
+and tile t store while tile t+1 computes."""
 
 from __future__ import annotations
 

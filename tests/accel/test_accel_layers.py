@@ -88,6 +88,7 @@ def test_conv2d_bit_exact(shape):
     assert report.gemm_cycles == blocks_ops
     assert report.total_cycles >= report.gemm_cycles
     assert report.bytes_moved["out"] == oh * oh * -(-o // 16) * 16
+    assert not report.leftover_tokens  # every token pushed was popped
 
 
 @pytest.mark.parametrize("features", RESNET18_DENSE + MOBILENETV2_DENSE)
