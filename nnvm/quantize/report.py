@@ -54,11 +54,13 @@ def accuracy_report(
 ) -> dict:
     """Run both graphs on every input (built for the CPU, or on the reference executor) and
     compare output by output: mean and min cosine similarity per sample, top-1 agreement (argmax
-    of the last axis, for outputs of rank >= 1) and the max absolute error."""
+    of the last axis, for outputs of rank >= 1) with the number of distinct fp32 classes, and
+    the max absolute error."""
     run_float = _runner(float_module, float_params, engine)
     run_q = _runner(q_module, q_params, engine)
     cosines: list[list[float]] = []
     agree: list[list[float]] = []
+    classes: list[set[int]] = []
     max_err: list[float] = []
     samples = 0
     for feed in inputs:
@@ -68,11 +70,13 @@ def accuracy_report(
         if not cosines:
             cosines = [[] for _ in want]
             agree = [[] for _ in want]
+            classes = [set() for _ in want]
             max_err = [0.0 for _ in want]
         for k, (w, g) in enumerate(zip(want, got, strict=True)):
             cosines[k].append(cosine(w, g))
             if w.ndim >= 1 and w.shape[-1] > 1:
                 agree[k].extend((w.argmax(-1) == g.argmax(-1)).ravel().astype(float))
+                classes[k].update(int(c) for c in np.ravel(w.argmax(-1)))
             max_err[k] = max(max_err[k], float(np.max(np.abs(w - g), initial=0.0)))
         samples += 1
     if samples == 0:
@@ -85,6 +89,8 @@ def accuracy_report(
                 "cosine_mean": float(np.mean(cosines[k])),
                 "cosine_min": float(np.min(cosines[k])),
                 "top1_agreement": float(np.mean(agree[k])) if agree[k] else None,
+                # how many distinct classes fp32 picked: agreement over one class says little
+                "top1_classes": len(classes[k]),
                 "max_abs_error": max_err[k],
             }
         )
