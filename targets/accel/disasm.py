@@ -31,7 +31,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         if args.file.endswith(".mlir"):
-            insns, uops = parse_program(_read(args.file).decode(), args.file)
+            try:
+                text = _read(args.file).decode()
+            except UnicodeDecodeError as err:
+                raise UserError(f"not UTF-8 text at byte {err.start}") from None
+            insns, uops = parse_program(text, args.file)
         else:
             insns = decode_insns(_read(args.file))
             uops = []
