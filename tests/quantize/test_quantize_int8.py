@@ -148,6 +148,7 @@ def test_mlp_quantized_for_the_cpu(requant: str, tmp_path) -> None:
     out = report["outputs"][0]
     assert out["cosine_min"] > 0.99 and out["top1_agreement"] >= 0.9
     assert 1 <= out["top1_classes"] <= 10
+    assert out["centered"]["cosine_mean"] > 0.9
     write_report(report, tmp_path / "report.json")
     assert '"cosine_mean"' in (tmp_path / "report.json").read_text()
 
