@@ -14,6 +14,15 @@ import numpy as np
 
 from nnvm.support.target import Target
 
+QUIET_CPU_SHARE = 0.9
+"""A timed round counts when the measuring process got this share of its wall time on a CPU
+(its own CPU time over wall time; with several threads, at least one CPU): below it, another
+process preempted the kernel and the
+round measures the machine's load, not the candidate (a busy 2-core machine made one conv
+read 30 ms instead of 6.5). Such rounds are discarded and run again."""
+MAX_ROUNDS_FACTOR = 4
+"""At most repeat x this many rounds are run to collect `repeat` undisturbed ones."""
+
 
 @dataclass
 class RunJob:
@@ -101,7 +110,7 @@ class _Loaded:
 def run_in_worker(job: RunJob) -> RunResult:
     """Load, check, time (runs in a worker)."""
     try:
-        loaded = _Loaded(job.obj, job.target)
+        loaded = _Loaded(job.obj, job.target)  # keeps the code alive while fn is called
         fn = loaded.function(job.name, len(job.shapes))
     except Exception as err:  # a bad object: record it, keep tuning
         return RunResult([], "run", f"load: {type(err).__name__}: {err}")
@@ -130,10 +139,21 @@ def run_in_worker(job: RunJob) -> RunResult:
         if elapsed >= job.min_round_s or number >= 1 << 16:
             break
         number = max(number * 2, int(number * job.min_round_s / max(elapsed, 1e-9) * 1.2))
-    times = [elapsed / number]
-    for _ in range(job.repeat - 1):
-        start = time.perf_counter()
+    quiet: list[float] = []
+    preempted = 0
+    for _ in range(job.repeat * MAX_ROUNDS_FACTOR):  # until `repeat` rounds ran undisturbed
+        cpu, start = time.process_time(), time.perf_counter()
         for _ in range(number):
             fn(*args)
-        times.append((time.perf_counter() - start) / number)
-    return RunResult(times)
+        wall = time.perf_counter() - start
+        if time.process_time() - cpu >= QUIET_CPU_SHARE * wall:
+            quiet.append(wall / number)
+            if len(quiet) >= job.repeat:
+                break
+        else:
+            preempted += 1
+    if len(quiet) < job.repeat:  # a machine never quiet: the fastest rounds are the least hit
+        return RunResult(
+            quiet or [wall / number], detail=f"busy machine: {preempted} rounds preempted"
+        )
+    return RunResult(quiet, detail=f"{preempted} preempted rounds discarded" if preempted else "")
