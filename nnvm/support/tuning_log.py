@@ -27,10 +27,11 @@ from nnvm.support.errors import UserError
 
 LOG_VERSION = 1
 
-ERROR_CODES = ("ok", "invalid", "build", "run", "timeout", "crash", "wrong")
-"""ok; invalid: the config gives no schedule that applies; build: lowering or codegen failed;
-run: the kernel raised; timeout: it ran past the limit; crash: the measuring process died (a
-signal); wrong: its output differs from the reference executor's."""
+ERROR_CODES = ("ok", "build", "run", "timeout", "crash", "wrong")
+"""ok; build: lowering or codegen failed; run: the kernel raised; timeout: it ran past the
+limit; crash: the measuring process died (a signal); wrong: its output differs from the
+reference executor's. (A config whose schedule does not apply is never proposed, so it has no
+code.)"""
 
 
 @dataclass
@@ -133,7 +134,10 @@ def read_log(path: str | os.PathLike[str], *, missing_ok: bool = False) -> Tunin
         try:
             if kind == "trial":
                 fields = {k: v for k, v in item.items() if k not in ("v", "kind")}
-                log.trials.append(TrialRecord(**fields))
+                record = TrialRecord(**fields)
+                if record.error not in ERROR_CODES:
+                    raise TypeError(record.error)
+                log.trials.append(record)
             elif kind == "task_finished":
                 log.finished.add((str(item["workload"]), str(item["target"])))
             else:
