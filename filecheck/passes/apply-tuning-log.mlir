@@ -3,6 +3,11 @@
 // left for apply-default-schedule. The log holds one record per kernel shape, and one for
 // another target that must not apply.
 // RUN: nnvm-opt %s -p 'apply-tuning-log{log="%S/Inputs/apply-tuning-log.jsonl" target="llvm -mcpu=x86-64-v3"}' | filecheck %s
+// Without a log, or with one that is not there: exit 1 with the reason
+// RUN: not nnvm-opt %s -p apply-tuning-log 2>&1 | filecheck %s --check-prefix=NOLOG
+// RUN: not nnvm-opt %s -p 'apply-tuning-log{log="%t.missing.jsonl"}' 2>&1 | filecheck %s --check-prefix=MISSING
+// NOLOG: error: apply-tuning-log needs a log: apply-tuning-log{log=PATH}
+// MISSING: error: {{.*}}missing.jsonl: no such tuning log
 // RUN: nnvm-opt %s -p 'apply-tuning-log{log="%S/Inputs/apply-tuning-log.jsonl" target="llvm -mcpu=x86-64-v3"}' --mlir-pass-statistics 2>&1 >/dev/null | filecheck %s --check-prefix=STATS
 
 // CHECK-LABEL: func.func @tuned
