@@ -8,6 +8,8 @@ Each anchor (passes/quantize_calibration.py) becomes, in graph ops:
     yq  = requant(acc)                                               int8, output scale sy
     y   = cast<f32>(yq) * sy                                         the float graph goes on
 
+(an anchor whose value is a graph result skips the int8 rounding: y = f32(acc) * sx * sw[c]).
+
 requant="multiplier": clip((i64(acc) * m + 2^(n-1)) >> n) with an int32 m per channel (CPU);
 requant="shift": every scale is a power of two and clip((acc + 2^(n-1)) >> n) (no float,
 the accelerator's ALU). fA is a float type in which the CPU's float kernels sum the int8
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -116,6 +119,11 @@ def _quantize_input(e: _Emitter, x: SSAValue, scale: float, k: int) -> SSAValue:
     return e.cast(q, "int8", f"q{k}")
 
 
+def _is_graph_result(value: SSAValue) -> bool:
+    """Is the value returned by its function (and read by nothing else)?"""
+    return bool(value.uses) and all(isinstance(u.operation, func.ReturnOp) for u in value.uses)
+
+
 def _terms(anchor: Anchor) -> int:
     """How many products each output element of an activation x activation matmul sums."""
     return shape_of(anchor.op.operands[0])[-1]
@@ -192,6 +200,12 @@ def quantize_anchor(
         b = np.broadcast_to(b, (channels,)) if b.size == 1 else b
         bq = rq.quantize_bias(b, in_scale, w_scales)
         acc = e.op(AddOp.make(acc, e.param("bias", bq.reshape(vec))), "acc_biased")
+    if _is_graph_result(anchor.output):
+        # nothing int8 reads it: dequantize the int32 sums (an int8 rounding of, say, the
+        # logits would cost more than all the layers before)
+        scales = (in_scale * w_scales).astype(np.float32).reshape(vec)
+        y = e.cast(acc, "float32", "acc_float32")
+        return e.op(MulOp.make(y, e.param("acc_scale", scales)), "dequantized")
     t = _requantize(e, acc, in_scale * w_scales / y_scale, vec, requant)
     t = e.op(ClipOp.make(t, min=-128.0, max=127.0), "saturated")
     yq = e.cast(t, "int8", "out_q")

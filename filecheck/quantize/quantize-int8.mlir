@@ -1,4 +1,5 @@
-// quantize-int8 alone: a dense + bias from a calibration file and the weights in --params.
+// quantize-int8 alone: a dense + bias from a calibration file and the weights in --params
+// (a relu reads it: an anchor whose value the graph returns is dequantized from int32 instead).
 // RUN: python -c "import numpy as np; from nnvm.support.params import save_params_file; save_params_file('%t.params', {'w': np.array([[1, -0.5, 0.25, 0], [0.5, 0.5, -1, 2], [0, 0, 0, 0]], np.float32), 'b': np.array([0.5, -1, 0.25], np.float32)})"
 // RUN: nnvm-opt %s --params %t.params --params-out %t.shift.params -p 'quantize-int8{calibration="%S/Inputs/dense.json" requant=shift skip_first=false}' | filecheck %s --check-prefix=SHIFT
 // RUN: python -c "from nnvm.support.params import load_params_file as l; p = l('%t.shift.params'); print(sorted(p)); print(p['quant.dense0.weight'].tolist(), p['quant.dense0.bias'].tolist(), p['quant.dense0.shift'].tolist())" | filecheck %s --check-prefix=SHIFT-PARAMS
@@ -27,7 +28,7 @@
 // SHIFT-NEXT: %dense0_out_q = nnvm.cast %dense0_saturated {to = "int8"}
 // SHIFT:      %dense0_out_scale = nnvm.constant dense<6.250000e-02> : tensor<f32>
 // SHIFT-NOT:  nnvm.bias_add
-// SHIFT:      func.return %dense0_dequantized
+// SHIFT:      nnvm.relu %dense0_dequantized
 // SHIFT-PARAMS: ['quant.dense0.bias', 'quant.dense0.rounding', 'quant.dense0.shift', 'quant.dense0.weight']
 // SHIFT-PARAMS: {{\[\[}}64, -32, 16, 0], [16, 16, -32, 64], [0, 0, 0, 0]] [1024, -1024, 8] [7, 6, 1]
 
@@ -52,5 +53,6 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
   %b = nnvm.param "b" : tensor<3xf32>
   %d = nnvm.dense %x, %w : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
   %y = nnvm.bias_add %d, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  func.return %y : tensor<2x3xf32>
+  %r = nnvm.relu %y : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
 }
