@@ -12,6 +12,7 @@ otherwise be silently ignored."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from nnvm.dialects.te.workload import workload_key
 from nnvm.support.errors import UserError
 from nnvm.support.pass_statistics import record_statistic
 from nnvm.support.target import Target, parse_target
-from nnvm.support.tuning_log import TrialRecord, TuningLog, read_log
+from nnvm.support.tuning_log import TrialRecord, read_log
 
 
 class TuningLogWarning(UserWarning):
@@ -59,12 +60,9 @@ class ApplyTuningLogPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.log:
             raise UserError("apply-tuning-log needs a log: apply-tuning-log{log=PATH}")
-        target = parse_target(self.target)
-        log = read_log(self.log)
-        for message in log.warnings:
-            warnings.warn(message, TuningLogWarning, stacklevel=2)
         counts = TuningCounts()
-        schedule_from_log(ctx, op, best_schedules(log, target), counts, self.log)
+        best = logged_schedules(self.log, parse_target(self.target))
+        schedule_from_log(ctx, op, best, counts, self.log)
         for name, value, what in [
             ("tuned", counts.tuned, "kernels given a logged schedule"),
             ("untuned", counts.untuned, "kernels with no record (default schedule)"),
@@ -107,9 +105,12 @@ def schedule_from_log(
         counts.tuned += 1
 
 
-def best_schedules(log: TuningLog, target: Target) -> dict[str, TrialRecord]:
-    """The best record of each workload for `target`, warning when the log has records but
-    none for it."""
+def logged_schedules(log_path: str | os.PathLike[str], target: Target) -> dict[str, TrialRecord]:
+    """The best record of each workload for `target` in the log at `log_path`, warning about
+    the lines the reader skipped and when the log has records but none for this target."""
+    log = read_log(log_path)
+    for message in log.warnings:
+        warnings.warn(message, TuningLogWarning, stacklevel=3)
     best = log.best(target.description)
     if log.trials and not best:
         others = ", ".join(sorted(log.targets()))

@@ -38,7 +38,6 @@ from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
 from nnvm.support.params import params_fingerprint
 from nnvm.support.target import Target, parse_target
-from nnvm.support.tuning_log import read_log
 
 
 @dataclass
@@ -260,19 +259,9 @@ def tuned_modules(
 ) -> None:
     """Lower the kernel modules to te and insert the tuning log's schedules, in place (the
     kernel text, hence the cache key, then holds the schedule)."""
-    import warnings
+    from nnvm.passes.apply_tuning_log import TuningCounts, logged_schedules, schedule_from_log
 
-    from nnvm.passes.apply_tuning_log import (
-        TuningCounts,
-        TuningLogWarning,
-        best_schedules,
-        schedule_from_log,
-    )
-
-    log = read_log(log_path)
-    for message in log.warnings:
-        warnings.warn(message, TuningLogWarning, stacklevel=3)
-    best = best_schedules(log, target)
+    best = logged_schedules(log_path, target)
     counts = TuningCounts()
     lower = next(p for p in target.kernel_passes() if p.name == "lower-to-te")
     for m in modules:
