@@ -491,18 +491,23 @@ class CacheReadOp(Primitive):
     `... -> "B.p" panel 1 by 32` also changes the copy's layout: axis 1 is split by 32, its
     outer part becomes the first axis and its inner part the last, so a 16x96 tensor is copied
     into 3x16x32 panels and a reader's `B[k, j]` becomes `B.p[j // 32, k, j % 32]` (GEMM
-    column panels). A factor that does not divide the axis pads the last panel with zeros."""
+    column panels). A factor that does not divide the axis pads the last panel with zeros.
+
+    `... -> "A.shared" scope "shared"` names the memory the copy lives in (a target's
+    `memory_scopes`: "shared" a GPU block's workgroup buffer, "local" a thread's private one);
+    no scope: wherever the target puts a temporary."""
 
     name = "te.cache_read"
     readers = prop_def(ArrayAttr[StringAttr])
     result = prop_def(StringAttr)
     panel_axis = opt_prop_def(IntegerAttr.constr(type=i64))
     panel_factor = opt_prop_def(IntegerAttr.constr(type=i64))
+    scope = opt_prop_def(StringAttr)
 
     @staticmethod
     def make(
         stage: str, readers: Sequence[str], result: str | None = None,
-        panel: tuple[int, int] | None = None,
+        panel: tuple[int, int] | None = None, scope: str | None = None,
     ) -> CacheReadOp:  # fmt: skip
         props: dict[str, Attribute] = {
             "stage": StringAttr(stage),
@@ -512,7 +517,14 @@ class CacheReadOp(Primitive):
         if panel is not None:
             props["panel_axis"] = IntegerAttr(panel[0], i64)
             props["panel_factor"] = IntegerAttr(panel[1], i64)
+        if scope is not None:
+            props["scope"] = StringAttr(scope)
         return CacheReadOp.create(properties=props)
+
+    @property
+    def scope_name(self) -> str | None:
+        """The memory scope the copy lives in, or None (the target's default)."""
+        return None if self.scope is None else self.scope.data
 
     @property
     def panel(self) -> tuple[int, int] | None:
@@ -530,6 +542,9 @@ class CacheReadOp(Primitive):
         printer.print_list([r.data for r in self.readers.data], printer.print_string_literal)
         printer.print_string("] -> ")
         printer.print_string_literal(self.result.data)
+        if self.scope is not None:
+            printer.print_string(" scope ")
+            printer.print_string_literal(self.scope.data)
         panel = self.panel
         if panel is not None:
             printer.print_string(f" panel {panel[0]} by {panel[1]}")
@@ -550,6 +565,8 @@ class CacheReadOp(Primitive):
             "readers": _strs(readers),
             "result": StringAttr(result),
         }
+        if parser.parse_optional_keyword("scope") is not None:
+            props["scope"] = StringAttr(parser.parse_str_literal(" (a memory scope)"))
         if parser.parse_optional_keyword("panel") is not None:
             axis = parser.parse_integer(allow_boolean=False, context_msg=" (the panel axis)")
             parser.parse_keyword("by")

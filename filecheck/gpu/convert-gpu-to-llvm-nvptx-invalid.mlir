@@ -40,8 +40,8 @@ builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "k"}> ({
     "gpu.func"() <{function_type = (memref<4xf32>) -> (), kernel}> ({
     ^bb0(%a: memref<4xf32>):
-      // expected-error @+1 {{convert-gpu-to-llvm: a buffer in memory space 3 : i64 (shared or workgroup memory) is not supported for CUDA yet}}
-      %s = memref.alloca() : memref<4xf32, 3 : i64>
+      // expected-error @+1 {{convert-gpu-to-llvm: a buffer in memory space 5 : i64 is not supported for CUDA (0: the thread's, 3: the block's shared memory)}}
+      %s = memref.alloca() : memref<4xf32, 5 : i64>
       "gpu.return"() : () -> ()
     }) {sym_name = "shared"} : () -> ()
   }) : () -> ()

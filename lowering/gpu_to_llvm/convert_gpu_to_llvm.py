@@ -7,7 +7,10 @@ a CPU kernel (NVPTX's lower-args then reads kernel pointer parameters as global 
 indices become NVVM special-register reads (`llvm.nvvm.read.ptx.sreg.tid.x` ... zero-extended to
 index), `gpu.barrier` becomes `llvm.nvvm.barrier0`, and a kernel is marked `nvvm.kernel` with
 `nvvm.maxntid` from `gpu.known_block_size` (the PTX emitter turns these into the `ptx_kernel`
-convention and `.maxntid`). The host functions are left to the device target's launcher."""
+convention and `.maxntid`). A block's shared buffer (a `memref.alloca` in memory space 3, as
+lower-te-to-gpu makes it) becomes an internal `llvm.mlir.global` with `addr_space = 3` that the
+kernel reaches through `llvm.mlir.addressof` (ptx.py gives the global its address space in the
+LLVM IR). The host functions are left to the device target's launcher."""
 
 from __future__ import annotations
 
@@ -18,9 +21,11 @@ from xdsl.dialects import func, gpu, llvm, memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     NoneAttr,
     UnitAttr,
+    UnrealizedConversionCastOp,
     i32,
     i64,
 )
@@ -40,9 +45,11 @@ from nnvm.lowering.to_llvm.convert_math_to_llvm import ConvertMathToLLVM
 from nnvm.lowering.to_llvm.convert_memref_to_llvm import ConvertMemRefToLLVM
 from nnvm.lowering.to_llvm.convert_to_llvm import leftover_ops
 from nnvm.lowering.to_llvm.convert_vector_to_llvm import ConvertVectorToLLVM
-from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder
+from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder, convert_type
 
 SREG = "llvm.nvvm.read.ptx.sreg"
+SHARED_SPACE = 3
+"""The memref memory space (and NVPTX address space) of a block's shared buffers."""
 KERNEL_ATTR = "nvvm.kernel"
 MAXNTID_ATTR = "nvvm.maxntid"
 
@@ -92,20 +99,77 @@ NO_DEVICE_OPS = (
 )  # fmt: skip
 
 
+def _space(t: MemRefType) -> int | None:
+    """A memref type's memory space as an integer (0 when it has none; None: not an integer)."""
+    space = t.memory_space
+    if isinstance(space, NoneAttr):
+        return 0
+    if isinstance(space, IntegerAttr):
+        return space.value.data
+    return None
+
+
+def lower_shared_buffers(device: ModuleOp) -> None:
+    """Each `memref.alloca` in memory space 3 -> an internal addr_space 3 `llvm.mlir.global`
+    of its elements (one per kernel and buffer, uninitialized as shared memory must be), read
+    through `llvm.mlir.addressof` and cast back to a memref of the default space."""
+    taken = {op.sym_name.data for op in device.ops if hasattr(op, "sym_name")}
+    for fn in list(device.ops):
+        if not isinstance(fn, func.FuncOp):
+            continue
+        for op in list(fn.walk()):
+            if not isinstance(op, memref.AllocaOp):
+                continue
+            t = op.memref.type
+            assert isinstance(t, MemRefType)
+            if _space(t) != SHARED_SPACE:
+                continue
+            base = f"{fn.sym_name.data}.{op.memref.name_hint or 'shared'}"
+            name, k = base, 0
+            while name in taken:
+                k += 1
+                name = f"{base}.{k}"
+            taken.add(name)
+            n = 1
+            for d in t.get_shape():
+                n *= d
+            align = op.alignment.value.data if op.alignment is not None else None
+            array = llvm.LLVMArrayType(n, convert_type(t.element_type))
+            glob = llvm.GlobalOp(
+                array,
+                name,
+                "internal",
+                addr_space=SHARED_SPACE,
+                alignment=align,
+            )
+            glob.location = op.location
+            device.body.block.insert_op_before(glob, fn)
+            addr = llvm.AddressOfOp(name, llvm.LLVMPointerType())
+            # an opaque `ptr` (llvmlite types a global's address by its array type, which a
+            # store of one element would reject)
+            first = llvm.BitcastOp(addr, llvm.LLVMPointerType())
+            plain = MemRefType(t.element_type, t.get_shape())
+            cast = UnrealizedConversionCastOp.get([first.result], [plain])
+            block = op.parent_block()
+            assert block is not None
+            block.insert_ops_before([addr, first, cast], op)
+            op.memref.replace_all_uses_with(cast.results[0])
+            block.erase_op(op)
+
+
 def check_memory_spaces(device: ModuleOp) -> None:
-    """Buffers a kernel allocates are private to its thread (llvm.alloca); one in another memory
-    space (a block's shared buffer) would silently become private too, so it is an error until
-    workgroup memory is lowered."""
+    """Buffers a kernel allocates are private to its thread (llvm.alloca) or, in memory space 3,
+    its block's (lower_shared_buffers); one in any other space would silently become private,
+    so it is an error."""
     for op in device.walk():
         if isinstance(op, memref.AllocOp | memref.AllocaOp):
-            space = op.memref.type.memory_space  # type: ignore[attr-defined]
-            if not isinstance(space, NoneAttr) and not (
-                isinstance(space, IntegerAttr) and space.value.data == 0
-            ):
+            space = _space(op.memref.type)  # type: ignore[arg-type]
+            if space not in (0, SHARED_SPACE):
                 raise LoweringError(
                     op,
-                    f"convert-gpu-to-llvm: a buffer in memory space {space} (shared or "
-                    "workgroup memory) is not supported for CUDA yet",
+                    f"convert-gpu-to-llvm: a buffer in memory space "
+                    f"{op.memref.type.memory_space} is not supported for CUDA (0: the "  # type: ignore[attr-defined]
+                    f"thread's, {SHARED_SPACE}: the block's shared memory)",
                 )
 
 
@@ -166,6 +230,7 @@ def lower_gpu_module(ctx: Context, module: gpu.ModuleOp) -> None:
             op.detach()
             device.body.block.add_op(op)
     check_memory_spaces(device)
+    lower_shared_buffers(device)
     apply_table(device, GPU_TABLE)
     apply_table(device, DEVICE_MATH_TABLE)
     for p in (

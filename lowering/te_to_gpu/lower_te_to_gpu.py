@@ -10,8 +10,16 @@ calls it with `gpu.launch_func` whose grid and block sizes are the bound loops' 
 per-thread scratch the emitter hoisted to the entry (a stage computed at a thread's loop) is
 cloned into each kernel as the thread's private buffer.
 
+Memory scopes (`te.cache_read ... scope "shared" | "local"`, memory_scopes.py): a "shared"
+stage computed at a loop under a blockIdx-bound axis becomes one workgroup buffer per block
+(a `memref.alloca` in memory space 3, WORKGROUP) that the block's threads fill together, each a
+strided share of the tile, between two `gpu.barrier`s; a "local" stage computed under a
+threadIdx-bound axis is the thread's private buffer.
+
 Errors located at the primitive: a thread index bound twice in one kernel, a block of more
-threads than `max_threads`, a bound reduction axis (its iterations would race)."""
+threads than `max_threads`, a bound reduction axis (its iterations would race), shared memory
+over the target's limit, a shared stage outside a block or under a masked thread axis, a local
+stage outside a thread, a scope the target does not declare."""
 
 from __future__ import annotations
 
@@ -25,8 +33,15 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from nnvm.dialects.te.analysis import is_te_kernel
+from nnvm.dialects.te.schedule import CacheReadOp
 from nnvm.dialects.te.stage_tree import IterVar, Stage
 from nnvm.dialects.te.stages import ScheduleState
+from nnvm.lowering.te_to_gpu.memory_scopes import (
+    MAX_SHARED_BYTES,
+    ScopedStages,
+    check_uniform,
+    scoped_stages,
+)
 from nnvm.lowering.te_to_loops.emitter import Scope, Val
 from nnvm.lowering.te_to_loops.kernel import NATIVE_BITS, KernelGenerator
 from nnvm.lowering.te_to_loops.lower_te_to_loops import lower_empty_kernel, rewrite_calls
@@ -54,14 +69,21 @@ def bound_index(var: IterVar) -> tuple[str, str] | None:
     return THREAD_INDICES[name]
 
 
-class GpuKernelGenerator(KernelGenerator):
+class GpuKernelGenerator(ScopedStages, KernelGenerator):
     """The loop-nest emitter with bound loops as GPU indices, each root stage with bound loops
-    outlined into a kernel."""
+    outlined into a kernel, shared and local stages in workgroup and private buffers."""
 
     def __init__(
-        self, state: ScheduleState, module: ModuleOp, max_threads: int, outline_all: bool = False
+        self,
+        state: ScheduleState,
+        module: ModuleOp,
+        max_threads: int,
+        outline_all: bool = False,
+        scopes: dict[str, tuple[str, CacheReadOp]] | None = None,
+        max_shared_bytes: int = MAX_SHARED_BYTES,
     ):
-        super().__init__(state, module, NATIVE_BITS)
+        KernelGenerator.__init__(self, state, module, NATIVE_BITS)
+        self.init_scopes(scopes or {}, max_shared_bytes)
         self.max_threads = max_threads
         self.outline_all = outline_all
         self.gpu_module: gpu.ModuleOp | None = None
@@ -74,6 +96,7 @@ class GpuKernelGenerator(KernelGenerator):
             return
         marker = self.entry.last_op
         self._dims, self._ids = {}, {}
+        self.start_kernel()
         super().emit_compute(stage, scope, None)
         dims, self._dims = self._dims, None
         if dims or self.outline_all:
@@ -116,11 +139,15 @@ class GpuKernelGenerator(KernelGenerator):
         op_cls = gpu.BlockIdOp if where[0] == "blockIdx" else gpu.ThreadIdOp
         ssa = self.add1(op_cls(gpu.DimensionAttr(gpu.DimensionEnum(where[1]))))
         ssa.name_hint = f"{'bid' if where[0] == 'blockIdx' else 'tid'}_{where[1]}"
-        if ub is None:
-            body(Val(ssa))
-        else:
-            inside = self.add1(arith.CmpiOp(ssa, ub, "slt"))
-            self.emit_if(inside, lambda: body(Val(ssa)))
+        self.enter_bound(leaf, where, static, masked=ub is not None)
+        try:
+            if ub is None:
+                body(Val(ssa))
+            else:
+                inside = self.add1(arith.CmpiOp(ssa, ub, "slt"))
+                self.emit_if(inside, lambda: body(Val(ssa)))
+        finally:
+            self.leave_bound(leaf, where, masked=ub is not None)
 
     def _outline(
         self,
@@ -193,6 +220,7 @@ class GpuKernelGenerator(KernelGenerator):
             known_grid_size=grid_size,
         )
         self._gpu_module().body.block.add_op(kernel)
+        check_uniform(kernel, self.barriers)
         ref = SymbolRefAttr(f"{self.state.fn.sym_name.data}_kernels", [name])
         launch = gpu.LaunchFuncOp(
             ref,
@@ -231,7 +259,9 @@ def lower_kernel_to_gpu(
     for stage in state.stages:
         for v in stage.leaves:
             bound_index(v)
-    GpuKernelGenerator(state, module, max_threads, outline_all).generate()
+    scopes = scoped_stages(state)
+    limit = getattr(target, "max_shared_bytes", MAX_SHARED_BYTES)
+    GpuKernelGenerator(state, module, max_threads, outline_all, scopes, limit).generate()
     for op in list(fn.body.block.ops):  # scratch every kernel now has its own copy of
         if isinstance(op, memref.AllocaOp) and not op.results[0].uses:
             fn.body.block.erase_op(op)

@@ -111,10 +111,47 @@ def test_a_host_loop_is_a_located_error() -> None:
         launch_plan(module, "f")
 
 
-def test_the_emulator_refuses_barriers() -> None:
-    ir = 'define ptx_kernel void @"k"(ptr %"a")\n{\n  call void @"llvm.nvvm.barrier0"()\n}\n'
-    with pytest.raises(UserError, match="block barrier"):
-        host_ir(ir, "x86_64-unknown-linux-gnu")
+BARRIER_KERNEL = """
+define ptx_kernel void @"k"(ptr %a) {
+entry:
+  %t = call i32 @"llvm.nvvm.read.ptx.sreg.tid.x"()
+  %go = icmp {pred} i32 %t, 0
+  br i1 %go, label %sync, label %done
+sync:
+  call void @"llvm.nvvm.barrier0"()
+  %p = getelementptr i32, ptr %a, i32 %t
+  store i32 1, ptr %p
+  br label %done
+done:
+  ret void
+}
+declare i32 @"llvm.nvvm.read.ptx.sreg.tid.x"()
+declare void @"llvm.nvvm.barrier0"()
+"""
+
+
+@pytest.mark.parametrize("pred", ["sge", "eq"])
+def test_the_emulator_runs_barriers_as_threads_and_catches_divergent_ones(pred: str) -> None:
+    """A kernel with a barrier runs its block's threads as host threads; a barrier only some
+    threads reach (tid == 0) is a UserError, not a hang."""
+    import numpy as np
+
+    from nnvm.targets.cpu.target import host_target
+    from nnvm.targets.gpu.cuda.host_emulator import BlockThreads
+    from nnvm.targets.llvm.compile import compile_jit
+
+    text, arity, threaded = host_ir(BARRIER_KERNEL.replace("{pred}", pred), host_target().triple)
+    assert threaded and arity == {"k": 1}
+    module = compile_jit(text, host_target())
+    kernel = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address_of("k"))
+    out = np.zeros(4, np.int32)
+    threads = BlockThreads(module)
+    if pred == "sge":
+        threads.launch(kernel, "k", (1, 1, 1), (4, 1, 1), [out.ctypes.data])
+        assert out.tolist() == [1, 1, 1, 1]
+    else:
+        with pytest.raises(UserError, match="not all of its 4 threads reach"):
+            threads.launch(kernel, "k", (1, 1, 1), (4, 1, 1), [out.ctypes.data])
 
 
 class FakeLib:

@@ -3,8 +3,13 @@ the same NVVM-flavoured LLVM IR the PTX is generated from, so the GPU lowering i
 numpy on machines without a GPU. Special-register reads become loads of host globals that a
 generated grid loop sets before calling the kernel for each (block, thread), blocks outermost.
 
-Serial threads are a legal schedule only for kernels without barriers; a kernel that
-synchronizes its block (llvm.nvvm.barrier0) is refused. Races between threads go unnoticed."""
+A kernel that synchronizes its block (llvm.nvvm.barrier0, around shared-memory copies) runs
+each block's threads as host threads instead, blocks one after another: the thread index comes
+from a per-thread callback, the barrier is a `threading.Barrier` of the block, and the block's
+shared buffers (addrspace(3) globals in the device IR) are plain host globals, valid since one
+block runs at a time. A thread that ends while others still wait at a barrier breaks it, and the
+launch is a UserError (a barrier not every thread reaches would hang or race on a GPU). Races
+between threads go unnoticed."""
 
 from __future__ import annotations
 
@@ -75,14 +80,34 @@ def _grid_loop(name: str, n_args: int) -> str:
     return "\n".join(lines)
 
 
-def host_ir(nvvm_ir: str, triple: str) -> tuple[str, dict[str, int]]:
-    """The kernels' LLVM IR rewritten for the host, plus a grid loop per kernel; returns the IR
-    and each kernel's number of pointer arguments."""
-    if "llvm.nvvm.barrier0" in nvvm_ir:
-        raise UserError(
-            "cuda -emulate runs threads one after another; a kernel with a block barrier "
-            "cannot be emulated that way"
-        )
+def _threaded_hooks() -> list[str]:
+    """Host IR of a barrier kernel's hooks: thread indices and the barrier call back into the
+    emulator (function pointers `nnvm.emu.hooks` installs); `nnvm.emu.setblock(ptr)` sets the
+    grid, block and block-index registers (nine i32) before a block's threads start."""
+    out = [
+        '@"nnvm.emu.hook.tid" = internal global ptr null',
+        '@"nnvm.emu.hook.barrier" = internal global ptr null',
+        'define void @"nnvm.emu.hooks"(ptr %tid, ptr %barrier) {\n'
+        '  store ptr %tid, ptr @"nnvm.emu.hook.tid"\n'
+        '  store ptr %barrier, ptr @"nnvm.emu.hook.barrier"\n  ret void\n}',
+        'define internal void @"nnvm.emu.barrier"() {\n'
+        '  %f = load ptr, ptr @"nnvm.emu.hook.barrier"\n  call void %f()\n  ret void\n}',
+    ]
+    lines = ['define void @"nnvm.emu.setblock"(ptr %dims) {']
+    for k, reg in enumerate(("nctaid", "ntid", "ctaid")):
+        for j, d in enumerate("xyz"):
+            lines.append(f"  %p{k}{d} = getelementptr i32, ptr %dims, i64 {3 * k + j}")
+            lines.append(f"  %v{k}{d} = load i32, ptr %p{k}{d}")
+            lines.append(f'  store i32 %v{k}{d}, ptr @"nnvm.emu.{reg}.{d}"')
+    out.append("\n".join([*lines, "  ret void", "}"]))
+    return out
+
+
+def host_ir(nvvm_ir: str, triple: str) -> tuple[str, dict[str, int], bool]:
+    """The kernels' LLVM IR rewritten for the host, plus a grid loop per kernel (or, when a
+    kernel has a barrier, the threaded hooks); returns the IR, each kernel's number of pointer
+    arguments, and whether the kernels run threaded."""
+    threaded = "llvm.nvvm.barrier0" in nvvm_ir
     kernels = {
         m.group(1): len([a for a in m.group(2).split(",") if a.strip()])
         for m in _KERNEL.finditer(nvvm_ir)
@@ -92,24 +117,137 @@ def host_ir(nvvm_ir: str, triple: str) -> tuple[str, dict[str, int]]:
     text = re.sub(r'^target triple = ".*"$', f'target triple = "{triple}"', text, flags=re.M)
     text = re.sub(r'^target datalayout = ".*"$', "", text, flags=re.M)
     text = re.sub(r'^declare i32 @"nnvm\.emu\.sreg\.[\w.]+"\(\)\s*$', "", text, flags=re.M)
+    # shared buffers: plain host globals (one block runs at a time)
+    text = re.sub(r"addrspacecast \(ptr addrspace\(3\) (@\S+) to ptr\)", r"\1", text)
+    text = re.sub(
+        r"= internal addrspace\(3\) global (.*) undef",
+        r"= internal global \1 zeroinitializer",
+        text,
+    )
     out = [text]
+    if threaded:
+        out[0] = re.sub(r"^declare void @\"?llvm\.nvvm\.barrier0\"?\(\).*$", "", text, flags=re.M)
+        out[0] = re.sub(r'@"?llvm\.nvvm\.barrier0"?', '@"nnvm.emu.barrier"', out[0])
+        out += _threaded_hooks()
     for reg in SREGS:
         out.append(f'@"nnvm.emu.{reg}" = internal global i32 0')
-        out.append(
-            f'define internal i32 @"nnvm.emu.sreg.{reg}"() {{\n'
-            f'  %v = load i32, ptr @"nnvm.emu.{reg}"\n  ret i32 %v\n}}'
+        if threaded and reg.startswith("tid."):
+            out.append(
+                f'define internal i32 @"nnvm.emu.sreg.{reg}"() {{\n'
+                '  %f = load ptr, ptr @"nnvm.emu.hook.tid"\n'
+                f"  %v = call i32 %f(i32 {'xyz'.index(reg[-1])})\n  ret i32 %v\n}}"
+            )
+        else:
+            out.append(
+                f'define internal i32 @"nnvm.emu.sreg.{reg}"() {{\n'
+                f'  %v = load i32, ptr @"nnvm.emu.{reg}"\n  ret i32 %v\n}}'
+            )
+    if not threaded:
+        out += [_grid_loop(name, n) for name, n in kernels.items()]
+    return "\n".join(out), kernels, threaded
+
+
+class BlockBarrier:
+    """A block's barrier for its host threads that notices divergence: a thread arriving after
+    another has ended, or ending while others wait, breaks it (they could never all arrive)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.cond = threading.Condition()
+        self.arrived = 0
+        self.generation = 0
+        self.ended = 0
+        self.broken = False
+
+    def wait(self) -> None:
+        with self.cond:
+            if self.ended or self.broken:
+                self.broken = True
+                self.cond.notify_all()
+                return
+            generation = self.generation
+            self.arrived += 1
+            if self.arrived == self.n:
+                self.arrived = 0
+                self.generation += 1
+                self.cond.notify_all()
+                return
+            while self.generation == generation and not self.broken:
+                self.cond.wait()
+
+    def end(self) -> None:
+        with self.cond:
+            self.ended += 1
+            if self.arrived:
+                self.broken = True
+                self.cond.notify_all()
+
+
+class BlockThreads:
+    """One block at a time as host threads: the callbacks the threaded hooks call (the thread's
+    index, the block's barrier) and the launch that starts and joins the threads."""
+
+    def __init__(self, module: Any):
+        self.local = threading.local()
+        self.barrier = BlockBarrier(1)
+        self._tid = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(self._thread_index)
+        self._bar = ctypes.CFUNCTYPE(None)(self._wait)
+        hooks = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(
+            module.address_of("nnvm.emu.hooks")
         )
-    out += [_grid_loop(name, n) for name, n in kernels.items()]
-    return "\n".join(out), kernels
+        hooks(ctypes.cast(self._tid, ctypes.c_void_p), ctypes.cast(self._bar, ctypes.c_void_p))
+        self._setblock = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+            module.address_of("nnvm.emu.setblock")
+        )
+
+    def _thread_index(self, d: int) -> int:
+        return self.local.tid[d]
+
+    def _wait(self) -> None:
+        self.barrier.wait()
+
+    def launch(
+        self, kernel: Any, name: str, grid: Sequence[int], block: Sequence[int], ptrs: list[int]
+    ) -> None:
+        n = block[0] * block[1] * block[2]
+        for b in range(grid[0] * grid[1] * grid[2]):
+            ctaid = (b % grid[0], b // grid[0] % grid[1], b // (grid[0] * grid[1]))
+            dims = np.array([*grid, *block, *ctaid], np.int32)
+            self._setblock(dims.ctypes.data)
+            barrier = self.barrier = BlockBarrier(n)
+
+            def run(t: int, barrier: BlockBarrier = barrier) -> None:
+                self.local.tid = (
+                    t % block[0],
+                    t // block[0] % block[1],
+                    t // (block[0] * block[1]),
+                )
+                try:
+                    kernel(*ptrs)
+                finally:
+                    barrier.end()
+
+            threads = [threading.Thread(target=run, args=(t,)) for t in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if barrier.broken:
+                raise UserError(
+                    f"{name}: block {ctaid} has a barrier that not all of its {n} threads "
+                    "reach (cuda -emulate)"
+                )
 
 
 @dataclass
 class EmulatedKernel:
     plan: LaunchPlan
     grids: dict[str, Any]
+    """Per kernel: its grid loop (serial threads), or with `threads` the kernel itself."""
     temps: list[np.ndarray]
     consts: list[np.ndarray]
     module: Any
+    threads: BlockThreads | None = None
 
 
 class EmulatedCudaRuntime(DeviceRuntime):
@@ -167,14 +305,19 @@ def load_emulated(blob: bytes, kernel: str) -> EmulatedKernel:
     if nvvm_ir is None:
         raise UserError(f"{kernel}: the blob has no LLVM IR (build it for 'cuda -emulate')")
     target = host_target()
-    text, arity = host_ir(nvvm_ir, target.triple)
+    text, arity, threaded = host_ir(nvvm_ir, target.triple)
     module = compile_jit(text, target)
     grids = {}
     for step in launches:
         n = arity[step.kernel]
-        ftype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n + 1)))
-        grids[step.kernel] = ftype(module.address_of(f"nnvm.emu.grid.{step.kernel}"))
-    return EmulatedKernel(plan, grids, temps, consts, module)
+        if threaded:
+            ftype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
+            grids[step.kernel] = ftype(module.address_of(step.kernel))
+        else:
+            ftype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n + 1)))
+            grids[step.kernel] = ftype(module.address_of(f"nnvm.emu.grid.{step.kernel}"))
+    threads = BlockThreads(module) if threaded else None
+    return EmulatedKernel(plan, grids, temps, consts, module, threads)
 
 
 def run_plan(k: EmulatedKernel, handles: Sequence[int]) -> None:
@@ -188,6 +331,9 @@ def run_plan(k: EmulatedKernel, handles: Sequence[int]) -> None:
     for step in k.plan.steps:
         if isinstance(step, Launch):
             ptrs = [spaces[kind][i] for kind, i in step.args]
+            if k.threads is not None:
+                k.threads.launch(k.grids[step.kernel], step.kernel, step.grid, step.block, ptrs)
+                continue
             dims = np.array([*step.grid, *step.block], np.int32)
             k.grids[step.kernel](*ptrs, dims.ctypes.data)
         else:

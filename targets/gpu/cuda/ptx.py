@@ -2,10 +2,14 @@
 
 Functions marked `nvvm.kernel` take the `ptx_kernel` convention (`.entry`) and their
 `nvvm.maxntid` becomes `.maxntid`; a call to anything but an NVVM/LLVM intrinsic is refused here,
-since a PTX module links nothing else."""
+since a PTX module links nothing else. A global with `addr_space = 3` (a block's shared buffer)
+is declared in address space 3 and referenced through an `addrspacecast` to the generic `ptr`
+the kernel's code uses (the llvm dialect translation drops global address spaces), which
+NVPTX's address-space inference turns back into `ld.shared` / `st.shared`."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import llvmlite.binding as binding
@@ -13,7 +17,7 @@ import llvmlite.ir as ir
 from xdsl.dialects import gpu, llvm
 from xdsl.dialects.builtin import ModuleOp
 
-from nnvm.lowering.gpu_to_llvm.convert_gpu_to_llvm import KERNEL_ATTR, MAXNTID_ATTR
+from nnvm.lowering.gpu_to_llvm.convert_gpu_to_llvm import KERNEL_ATTR, MAXNTID_ATTR, SHARED_SPACE
 from nnvm.support.errors import UserError
 from nnvm.targets.llvm.translate import to_llvmlite_module
 
@@ -79,10 +83,46 @@ def device_ir(module: ModuleOp) -> ir.Module:
     return out
 
 
+def shared_globals(module: ModuleOp) -> list[str]:
+    """Names of the addr_space 3 globals (shared buffers) of the module's gpu.modules."""
+    return [
+        op.sym_name.data
+        for op in module.walk()
+        if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data == SHARED_SPACE
+    ]
+
+
+def in_shared_space(text: str, names: list[str]) -> str:
+    """LLVM IR text with the globals `names` in address space 3 (uninitialized) and every use
+    `ptr @g` (llvmlite may print `[N x T]* @g`) an `addrspacecast (ptr addrspace(3) @g to
+    ptr)` constant."""
+    for name in names:
+        ref = rf'@"?{re.escape(name)}"?'
+        text, n = re.subn(
+            rf"^({ref}) = internal global (.*?) zeroinitializer",
+            r"\1 = internal addrspace(3) global \2 undef",
+            text,
+            flags=re.M,
+        )
+        if n != 1:
+            raise UserError(f"shared buffer {name} is not a global of the kernels' LLVM IR")
+        text = re.sub(
+            rf"(?:ptr|\[\d+ x [^\]]+\]\*) ({ref})(?=[,\s)])",
+            r"ptr addrspacecast (ptr addrspace(3) \1 to ptr)",
+            text,
+        )
+    return text
+
+
+def device_ir_text(module: ModuleOp) -> str:
+    """The kernels' LLVM IR text (device_ir) with shared buffers in address space 3."""
+    return in_shared_space(str(device_ir(module)), shared_globals(module))
+
+
 def emit_ptx(module: ModuleOp, arch: str = "sm_90") -> str:
     """PTX text of every kernel in `module` for `arch`, optimized at O3."""
     tm = target_machine(arch)
-    text = str(device_ir(module))
+    text = device_ir_text(module)
     mod = binding.parse_assembly(text)
     mod.triple = NVPTX_TRIPLE
     mod.data_layout = str(tm.target_data)
@@ -93,4 +133,4 @@ def emit_ptx(module: ModuleOp, arch: str = "sm_90") -> str:
     return tm.emit_assembly(mod)
 
 
-__all__ = ["ARCHES", "NVPTX_TRIPLE", "device_ir", "emit_ptx", "target_machine"]
+__all__ = ["ARCHES", "NVPTX_TRIPLE", "device_ir", "device_ir_text", "emit_ptx", "target_machine"]

@@ -61,14 +61,14 @@ class CudaTarget(GpuTarget):
     def emit_kernel(self, module: Any, name: str) -> bytes:
         """The kernel's blob: its launch plan and the PTX of its gpu.module (encode_blob)."""
         from nnvm.targets.gpu.cuda.blob import encode_blob
-        from nnvm.targets.gpu.cuda.ptx import device_ir, emit_ptx
+        from nnvm.targets.gpu.cuda.ptx import device_ir_text, emit_ptx
         from nnvm.targets.gpu.launch_plan import Launch, launch_plan
 
         plan = launch_plan(module, name)
         if not any(isinstance(s, Launch) for s in plan.steps):
             return encode_blob(plan, "", self.arch)
         ptx = emit_ptx(module, self.arch)
-        nvvm_ir = str(device_ir(module)) if self.emulate else None
+        nvvm_ir = device_ir_text(module) if self.emulate else None
         return encode_blob(plan, ptx, self.arch, nvvm_ir)
 
     def runtime(self, lib: Any) -> DeviceRuntime:

@@ -1,0 +1,360 @@
+"""Shared and local stages of a GPU kernel (`te.cache_read ... scope "shared" | "local"`).
+
+A shared stage computed at a loop under a blockIdx-bound axis holds the region the whole block
+reads per iteration of that loop: its region is inferred with the thread-bound loops relaxed over
+their extents, so it depends only on block indices and serial loops. Its buffer is a
+`memref.alloca` in memory space 3 (WORKGROUP; xDSL's gpu dialect has no address-space attribute
+or workgroup attribution, so this integer space is ours, numbered as NVVM numbers shared
+memory); the OpenCL printer makes it a `__local` array and convert-gpu-to-llvm an `addrspace(3)`
+global. The block's threads copy it together (thread t copies elements t, t + threads, ...;
+elements past the tensor's edge are skipped) between two `gpu.barrier`s: the one before keeps
+the previous iteration's readers from seeing the buffer overwritten, the one after makes the
+copy visible. A local stage is the thread's private buffer (the emitter's per-thread scratch)."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith, gpu, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from nnvm.dialects.te.exprs import element_bits
+from nnvm.dialects.te.schedule import CacheReadOp
+from nnvm.dialects.te.stage_tree import IterVar, Stage
+from nnvm.dialects.te.stages import ScheduleState
+from nnvm.lowering.te_to_loops.bounds import (
+    DimRegion,
+    Form,
+    Linear,
+    formula_accesses,
+    infer_region,
+    root_forms,
+)
+from nnvm.lowering.te_to_loops.compute_at import attached_region, materialize
+from nnvm.lowering.te_to_loops.emitter import (
+    ALIGNMENT,
+    INDEX,
+    Constraint,
+    Nest,
+    Scope,
+    Val,
+    View,
+    hint,
+)
+from nnvm.lowering.te_to_loops.loop_bodies import emit_update
+from nnvm.lowering.te_to_loops.loop_nests import LoopNestEmitter
+from nnvm.support.diagnostics import DiagnosticError
+
+WORKGROUP_SPACE = 3
+"""The memref memory space of a block's shared buffer (NVVM's shared address space)."""
+WORKGROUP = IntegerAttr(WORKGROUP_SPACE, i64)
+MAX_SHARED_BYTES = 48 * 1024
+"""Shared memory per block without opt-in (every CUDA GPU; OpenCL's guaranteed minimum is 32
+KiB, PoCL gives more): the limit when the pass runs without a target."""
+SCOPES = ("global", "shared", "local")
+
+
+def scoped_stages(state: ScheduleState) -> dict[str, tuple[str, CacheReadOp]]:
+    """Stage name -> (scope, its cache_read) for every cache_read with a scope; a shared or
+    local stage must be computed at a loop (a located error otherwise)."""
+    found: dict[str, tuple[str, CacheReadOp]] = {}
+    for sched in state.schedule_ops:
+        for prim in sched.primitives:
+            if isinstance(prim, CacheReadOp) and prim.scope_name is not None:
+                found[prim.result.data] = (prim.scope_name, prim)
+    for name, (scope, prim) in found.items():
+        if scope not in SCOPES:
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: unknown memory scope '{scope}' (GPU kernels have "
+                f"{', '.join(SCOPES)})",
+            )
+        stage = state.by_name.get(name)
+        if scope != "global" and stage is not None and stage.attach != "at":
+            where = "a loop under a blockIdx-bound axis" if scope == "shared" else "a thread's loop"
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the {scope} stage '{name}' must be computed at {where} "
+                "(te.compute_at); computed at the root it would be a global buffer",
+            )
+    return found
+
+
+def _expand(form: Linear, forms: dict[SSAValue, Linear]) -> Linear:
+    """`form` with each SSA offset that has a known linear form replaced by it."""
+    out = Linear({}, form.const)
+    for key, coef in form.terms.items():
+        sub = forms.get(key) if isinstance(key, SSAValue) else None
+        out = out.add((Linear.of(key) if sub is None else sub).scale(coef))
+    return out
+
+
+class ScopedStages(LoopNestEmitter):
+    """Emission of shared and local stages (a mixin of the GPU kernel generator, which calls
+    `init_scopes`, `start_kernel` per kernel and `enter_bound` / `leave_bound` around bound
+    loops)."""
+
+    def init_scopes(self, scopes: dict[str, tuple[str, CacheReadOp]], limit: int) -> None:
+        self.scopes = scopes
+        self.max_shared_bytes = limit
+        self.barriers: dict[Operation, CacheReadOp] = {}
+        """Each barrier emitted, by the cache_read it synchronizes (for check_uniform)."""
+        self.start_kernel()
+
+    def start_kernel(self) -> None:
+        self._block_depth = 0
+        self._thread_depth = 0
+        self._masked: list[IterVar] = []
+        self._thread_ext: dict[IterVar, int] = {}
+        self._thread_dims: dict[str, int] = {}
+        self._forms: dict[SSAValue, Linear] = {}
+        self._known: dict[IterVar, Val] = {}
+        self._ranges: dict[IterVar, int] = {}
+        self._shared: dict[Stage, tuple[SSAValue, list[int]]] = {}
+        self.shared_bytes = 0
+
+    def enter_bound(self, leaf: IterVar, where: tuple[str, str], extent: int, masked: bool) -> None:
+        if where[0] == "blockIdx":
+            self._block_depth += 1
+            return
+        self._thread_depth += 1
+        self._thread_ext[leaf] = extent
+        self._thread_dims[where[1]] = extent
+        if masked:
+            self._masked.append(leaf)
+
+    def leave_bound(self, leaf: IterVar, where: tuple[str, str], masked: bool) -> None:
+        if where[0] == "blockIdx":
+            self._block_depth -= 1
+            return
+        self._thread_depth -= 1
+        if masked:
+            self._masked.remove(leaf)
+
+    def emit_attached(
+        self,
+        producer: Stage,
+        nest: Nest,
+        scope: Scope,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+    ) -> Scope:
+        self._known.update(vals)
+        self._ranges.update({v: nest.ext[v] for v in vals if v in nest.ext})
+        kind, prim = self.scopes.get(producer.name, (None, None))
+        if kind == "shared":
+            assert prim is not None
+            return self._emit_shared(prim, producer, nest, scope, leaves, k, vals)
+        if kind == "local" and self._thread_depth == 0:
+            assert prim is not None
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the local stage '{producer.name}' is computed at a loop no "
+                "threadIdx-bound axis encloses (a private buffer belongs to one thread)",
+            )
+        regions = self._regions(producer, nest, leaves, k, vals, {})
+        region, view = attached_region(self, producer, nest, scope, leaves, k, vals)
+        for r, (off, _, _) in zip(regions, region, strict=True):
+            if off is not None and r.offset is not None and off not in self._forms:
+                self._forms[off] = _expand(r.offset, self._forms)
+        scope2 = scope.with_view(producer, view)
+        self.emit_compute(producer, scope2, region)
+        return scope2
+
+    def _regions(
+        self,
+        producer: Stage,
+        nest: Nest,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+        relax: dict[IterVar, int],
+    ) -> list[DimRegion]:
+        """The region of `producer` one iteration of `leaves[k]` reads, as linear forms over
+        the loops outside (the consumer's offsets seen through to the loops that made them),
+        with the loops in `relax` taken over their whole extent too."""
+        consumer = nest.stage
+        forms_by_root = root_forms(consumer, nest.ext, set(vals))
+        args: list[Form] = []
+        for d, v in enumerate(consumer.spatial_root):
+            f = forms_by_root.get(v)
+            off = nest.offsets[d]
+            if f is not None and off is not None:
+                f = _expand(Linear.of(off), self._forms).add(f)
+            args.append(f)
+        for v in consumer.reduce_root:
+            args.append(forms_by_root.get(v))
+        inlined = {
+            s.value: s.compute
+            for s in self.state.stages
+            if s.attach == "inline" and s.compute is not None
+        }
+        accesses: list[list[Form]] = []
+        extents = {**self._ranges, **nest.ext}
+        formula_accesses(nest.compute.block, args, producer.value, inlined, accesses, extents)  # type: ignore[arg-type]
+        inner = {v: nest.ext[v] for v in leaves[k + 1 :]}
+        inner.update(relax)
+        outer = {**self._ranges, **{v: nest.ext[v] for v in vals if v in nest.ext}}
+        return infer_region(accesses, producer.shape, inner, outer)
+
+    def _emit_shared(
+        self,
+        prim: CacheReadOp,
+        producer: Stage,
+        nest: Nest,
+        scope: Scope,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+    ) -> Scope:
+        name = producer.name
+        if self._block_depth == 0:
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the shared stage '{name}' is computed at a loop no "
+                "blockIdx-bound axis encloses (a shared buffer belongs to one block)",
+            )
+        if self._masked:
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the shared stage '{name}' is computed under the masked thread "
+                f"axis '{self._masked[0].name}': the threads past its tail would skip the "
+                "copy's barriers (make the thread axis divide its extent)",
+            )
+        compute = producer.compute
+        if compute is None or producer.leaves != producer.root or compute.reduce_kind:
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the shared stage '{name}' is copied by the block's threads "
+                "together; its own axes cannot be scheduled",
+            )
+        regions = self._regions(producer, nest, leaves, k, vals, dict(self._thread_ext))
+        leaves_all = {v for s in self.state.stages for v in s.leaves}
+        for r in regions:
+            for key in r.offset.terms if r.offset is not None else {}:
+                if not isinstance(key, IterVar) or key not in leaves_all:
+                    raise DiagnosticError(
+                        prim,
+                        f"te.cache_read: the region of the shared stage '{name}' that a block "
+                        "reads could not be inferred (its readers' indices are not linear in "
+                        "the loops)",
+                    )
+        shape = [r.extent for r in regions]
+        elt = producer.value.type.element_type  # type: ignore[attr-defined]
+        found = self._shared.get(producer)
+        if found is not None and found[1] == shape:
+            buf = found[0]
+        else:
+            nbytes = math.prod(shape) * max(element_bits(elt) // 8, 1)
+            self.shared_bytes += nbytes
+            if self.shared_bytes > self.max_shared_bytes:
+                raise DiagnosticError(
+                    prim,
+                    f"te.cache_read: the shared stage '{name}' ({'x'.join(map(str, shape))} "
+                    f"{elt}, {nbytes} bytes) brings this kernel's shared memory to "
+                    f"{self.shared_bytes} bytes, over the {self.max_shared_bytes} the target "
+                    "allows per block",
+                )
+            alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape, memory_space=WORKGROUP)
+            alloca.results[0].name_hint = hint(name)
+            first = scope.alloca_block.first_op
+            if first is None:
+                scope.alloca_block.add_op(alloca)
+            else:
+                scope.alloca_block.insert_op_before(alloca, first)
+            buf = alloca.results[0]
+            self._shared[producer] = (buf, shape)
+        if not isinstance(self.block.last_op, gpu.BarrierOp):
+            self.barriers[self.add(gpu.BarrierOp())] = prim
+        known = {**self._known, **vals}
+        offsets = [
+            None if r.offset is None else materialize(self, r.offset, known) for r in regions
+        ]
+        view = View(buf, offsets)
+        self._copy_together(producer, scope, regions, view)
+        self.barriers[self.add(gpu.BarrierOp())] = prim
+        return scope.with_view(producer, view)
+
+    def _copy_together(
+        self, producer: Stage, scope: Scope, regions: list[DimRegion], view: View
+    ) -> None:
+        """`for e in [tid, size) step threads`: element e of the region (row-major) copied by
+        the producer's formula, unless it lies past the tensor's edge."""
+        compute = producer.compute
+        assert compute is not None
+        shape = [r.extent for r in regions]
+        dims = [d for d in "xyz" if d in self._thread_dims]
+        tid: SSAValue | None = None
+        stride = 1
+        for d in dims:
+            t = self.add1(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(d))))
+            t.name_hint = f"tid_{d}"
+            scaled = t if stride == 1 else self.add1(arith.MuliOp(t, self.index(stride)))
+            tid = scaled if tid is None else self.add1(arith.AddiOp(tid, scaled))
+            stride *= self._thread_dims[d]
+        if tid is None:
+            tid = self.index(0)
+        body = Block(arg_types=[INDEX])
+        e = body.args[0]
+        e.name_hint = "copy"
+        roots = producer.spatial_root
+        with self.at(body):
+            vals: dict[IterVar, Val] = {}
+            rest = Val(e)
+            for d in reversed(range(len(shape))):
+                if d == 0:
+                    vals[roots[d]] = rest
+                else:
+                    vals[roots[d]] = self.irem(rest, shape[d])
+                    rest = self.idiv(rest, shape[d])
+            constraints = []
+            for d, r in enumerate(regions):
+                off = view.offsets[d]
+                if r.guard_high:
+                    constraints.append(Constraint(roots[d], off, producer.shape[d]))
+                if r.guard_low:
+                    constraints.append(Constraint(roots[d], off, producer.shape[d], lower=True))
+            ext = {v: shape[d] for d, v in enumerate(roots)}
+            pnest = Nest(
+                producer, compute, ext, list(view.offsets), constraints, view, compute.element_type
+            )
+            self.guarded(constraints, vals, lambda: emit_update(self, pnest, scope, vals))
+            self.add(scf.YieldOp())
+        total = math.prod(shape)
+        self.add(scf.ForOp(tid, self.index(total), self.index(max(stride, 1)), [], Region(body)))
+
+
+def check_uniform(kernel: gpu.FuncOp, barriers: dict[Operation, CacheReadOp]) -> None:
+    """Every barrier of `kernel` is reached by all of its block's threads: no `scf.if` or
+    `scf.for` around it whose condition or bounds depend on the thread index (or on memory).
+    A located error at the cache_read whose copy the barrier guards otherwise."""
+    varying: set[SSAValue] = set()
+    for op in kernel.walk():
+        if isinstance(op, gpu.ThreadIdOp | gpu.LaneIdOp | memref.LoadOp) or any(
+            v in varying for v in op.operands
+        ):
+            varying.update(op.results)
+        if isinstance(op, scf.ForOp) and any(v in varying for v in (op.lb, op.ub, op.step)):
+            varying.update(op.body.block.args)
+    for barrier, prim in barriers.items():
+        if barrier.parent_op() is None or not kernel.is_ancestor(barrier):
+            continue
+        parent = barrier.parent_op()
+        while parent is not None and parent is not kernel:
+            if isinstance(parent, scf.IfOp) and parent.cond in varying:
+                what = "a condition"
+            elif isinstance(parent, scf.ForOp) and any(
+                v in varying for v in (parent.lb, parent.ub, parent.step)
+            ):
+                what = "a loop bound"
+            else:
+                parent = parent.parent_op()
+                continue
+            raise DiagnosticError(
+                prim,
+                f"te.cache_read: the barrier of the shared stage '{prim.result.data}' is under "
+                f"{what} that differs between the block's threads, so some threads would not "
+                "reach it (compute the stage at a loop whose bounds every thread shares)",
+            )
