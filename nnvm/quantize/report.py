@@ -71,7 +71,9 @@ def accuracy_report(
     `centered` repeats the metrics on the outputs minus the fp32 mean output over the inputs:
     the input-dependent part. A network with random weights on random inputs gives nearly one
     output for every input (one class wins everywhere, so plain agreement says little); the
-    centered metrics measure whether int8 keeps what varies."""
+    centered metrics measure whether int8 keeps what varies. `relative_error` is
+    ||int8 - fp32|| / ||fp32|| and `varying_share` ||fp32 - mean|| / ||fp32|| over all samples:
+    when the error is near the share, the centered metrics are near chance."""
     run_float = _runner(float_module, float_params, engine)
     run_q = _runner(q_module, q_params, engine)
     wants: list[list[np.ndarray]] = []
@@ -93,6 +95,9 @@ def accuracy_report(
         mean = want.mean(axis=0)
         row = {"output": k, **_compare(want, got)}
         row["max_abs_error"] = float(np.max(np.abs(want - got), initial=0.0))
+        norm = float(np.linalg.norm(want)) or 1.0
+        row["relative_error"] = float(np.linalg.norm(got - want)) / norm
+        row["varying_share"] = float(np.linalg.norm(want - mean)) / norm
         row["centered"] = _compare(want - mean, got - mean)
         outputs.append(row)
     return {"samples": len(wants[0]), "engine": engine, "outputs": outputs}
