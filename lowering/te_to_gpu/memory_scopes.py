@@ -90,6 +90,22 @@ def _expand(form: Linear, forms: dict[SSAValue, Linear]) -> Linear:
     return out
 
 
+def _under(stage: Stage, kind: str) -> bool:
+    """Whether a loop bound to `kind` ('blockIdx' | 'threadIdx') encloses the point `stage` is
+    computed at (the loops of its consumers up to it; a bound loop of extent 1 emits no
+    index, so the emission's depth cannot tell)."""
+    consumer, var = stage.attach_stage, stage.attach_var
+    while consumer is not None and var is not None:
+        leaves = consumer.leaves
+        k = leaves.index(var) if var in leaves else len(leaves) - 1
+        if any((v.annotation or "").startswith(f"bind({kind}.") for v in leaves[: k + 1]):
+            return True
+        if consumer.attach != "at":
+            return False
+        consumer, var = consumer.attach_stage, consumer.attach_var
+    return False
+
+
 class ScopedStages(LoopNestEmitter):
     """Emission of shared and local stages (a mixin of the GPU kernel generator, which calls
     `init_scopes`, `start_kernel` per kernel and `enter_bound` / `leave_bound` around bound
@@ -103,8 +119,6 @@ class ScopedStages(LoopNestEmitter):
         self.start_kernel()
 
     def start_kernel(self) -> None:
-        self._block_depth = 0
-        self._thread_depth = 0
         self._masked: list[IterVar] = []
         self._thread_ext: dict[IterVar, int] = {}
         self._thread_dims: dict[str, int] = {}
@@ -116,9 +130,7 @@ class ScopedStages(LoopNestEmitter):
 
     def enter_bound(self, leaf: IterVar, where: tuple[str, str], extent: int, masked: bool) -> None:
         if where[0] == "blockIdx":
-            self._block_depth += 1
             return
-        self._thread_depth += 1
         self._thread_ext[leaf] = extent
         self._thread_dims[where[1]] = extent
         if masked:
@@ -126,9 +138,7 @@ class ScopedStages(LoopNestEmitter):
 
     def leave_bound(self, leaf: IterVar, where: tuple[str, str], masked: bool) -> None:
         if where[0] == "blockIdx":
-            self._block_depth -= 1
             return
-        self._thread_depth -= 1
         if masked:
             self._masked.remove(leaf)
 
@@ -147,7 +157,7 @@ class ScopedStages(LoopNestEmitter):
         if kind == "shared":
             assert prim is not None
             return self._emit_shared(prim, producer, nest, scope, leaves, k, vals)
-        if kind == "local" and self._thread_depth == 0:
+        if kind == "local" and not _under(producer, "threadIdx"):
             assert prim is not None
             raise DiagnosticError(
                 prim,
@@ -210,7 +220,7 @@ class ScopedStages(LoopNestEmitter):
         vals: dict[IterVar, Val],
     ) -> Scope:
         name = producer.name
-        if self._block_depth == 0:
+        if not _under(producer, "blockIdx"):
             raise DiagnosticError(
                 prim,
                 f"te.cache_read: the shared stage '{name}' is computed at a loop no "
@@ -303,12 +313,13 @@ class ScopedStages(LoopNestEmitter):
         with self.at(body):
             vals: dict[IterVar, Val] = {}
             rest = Val(e)
-            for d in reversed(range(len(shape))):
+            for d in reversed(range(len(shape))):  # e >= 0: unsigned division
                 if d == 0:
                     vals[roots[d]] = rest
                 else:
-                    vals[roots[d]] = self.irem(rest, shape[d])
-                    rest = self.idiv(rest, shape[d])
+                    size = self.index(shape[d])
+                    vals[roots[d]] = Val(self.add1(arith.RemUIOp(rest.ssa, size)))
+                    rest = Val(self.add1(arith.DivUIOp(rest.ssa, size)))
             constraints = []
             for d, r in enumerate(regions):
                 off = view.offsets[d]

@@ -1,6 +1,7 @@
 """OpenCL C from a lowered `gpu.module`: each `gpu.func kernel` becomes a `__kernel void` taking
 `__global` pointers, its scf/arith/math/memref ops one C statement per SSA value (the OpenCL
-compiler folds them). An op it has no rule for is a UserError naming the op and the kernel."""
+compiler folds them); a buffer in memory space 3 is a `__local` array. An op it has no rule for
+is a UserError naming the op and the kernel."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    NoneAttr,
     Signedness,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from nnvm.lowering.te_to_gpu.memory_scopes import WORKGROUP_SPACE
 from nnvm.support.errors import UserError
 
 PRELUDE = """\
@@ -333,13 +336,25 @@ class KernelPrinter:
         self.line(f"{args[1]}[{off}] = {v};")
 
     def private(self, op: Operation) -> None:
-        """A buffer allocated inside a kernel is the thread's own: a private array."""
+        """A buffer allocated inside a kernel is the thread's own: a private array; one in
+        memory space 3 (lower-te-to-gpu's shared stages) is the work-group's: a `__local`
+        array, which OpenCL C allows only at the kernel's outermost scope."""
         t = op.results[0].type
         assert isinstance(t, MemRefType)
         if op.operands or any(d < 0 for d in t.get_shape()):
             raise self.fail(op, "a dynamic size")
         count = max(math.prod(t.get_shape()), 1)
         elt = c_type(t.element_type, memory=True)
+        space = t.memory_space
+        if isinstance(space, IntegerAttr) and space.value.data == WORKGROUP_SPACE:
+            if op.parent_op() is not self.kernel:
+                raise self.fail(op, "a __local buffer inside a loop or branch")
+            self.line(f"__local {elt} {self.name(op.results[0])}[{count}];")
+            return
+        if not isinstance(space, NoneAttr) and not (
+            isinstance(space, IntegerAttr) and space.value.data == 0
+        ):
+            raise self.fail(op, f"memory space {space}")
         self.line(f"{elt} {self.name(op.results[0])}[{count}];")
 
     def for_(self, op: scf.ForOp) -> None:

@@ -11,24 +11,30 @@ from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.dialects.te.stages import schedule_applies as applies
 from nnvm.targets.cpu.schedules.scheduler import Template
 from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
-from nnvm.targets.gpu.schedules.tiled import blocked, conv2d, matmul
+from nnvm.targets.gpu.schedules.shared_tiles import shared_matmul
+from nnvm.targets.gpu.schedules.tiled import blocked, conv2d
 
 TEMPLATES: dict[str, Template] = {
-    "matmul": Template(matmul, min_rank=2, intermediate=True),
-    "dense": Template(matmul, min_rank=2),
+    "matmul": Template(shared_matmul, min_rank=2, intermediate=True),
+    "dense": Template(shared_matmul, min_rank=2),
     "conv2d_nchw": Template(conv2d, min_rank=4),
     "depthwise_conv2d_nchw": Template(conv2d, min_rank=4),
     "conv2d_nchwc": Template(blocked, min_rank=5),
 }
 
 
-def default_schedule(fn: func.FuncOp, target: Any, block: int = BLOCK, **_: Any) -> ScheduleOp:
-    """Templates where their tag applies, else the generic schedules (with private
-    accumulators, else without), else none (every root stage then runs as a one-thread
-    kernel: slow, still correct)."""
+def default_schedule(
+    fn: func.FuncOp, target: Any, block: int = BLOCK, shared: bool = True, **_: Any
+) -> ScheduleOp:
+    """Templates where their tag applies (with shared-memory tiles where the target has shared
+    memory and `shared` is on, else their register-only versions), else the generic schedules
+    (with private accumulators, else without), else none (every root stage then runs as a
+    one-thread kernel: slow, still correct)."""
     block = min(block, target.max_threads)
-    for templates, private in ((True, True), (False, True), (False, False)):
-        scheduler = GpuScheduler(fn, TEMPLATES, block=block, private=private)
+    shared = shared and "shared" in target.capabilities.memory_scopes
+    tries = [(True, True, shared), (True, True, False), (False, True, False), (False, False, False)]
+    for templates, private, tiles in tries[0 if shared else 1 :]:
+        scheduler = GpuScheduler(fn, TEMPLATES, block=block, private=private, shared=tiles)
         prims = scheduler.plan(templates=templates)
         if applies(fn, prims):
             return ScheduleOp(prims)

@@ -49,12 +49,16 @@ class GpuScheduler(KernelScheduler):
         templates: dict[str, Template],
         block: int = BLOCK,
         private: bool = True,
+        shared: bool = True,
     ):
         super().__init__(fn, templates=templates)
         self.block = block
         self.private = private
         """Reductions accumulate in a private register (a cache_write computed at the
         thread), not in their output buffer."""
+        self.shared = shared
+        """Templates may stage operand tiles in shared memory (else their register-only
+        versions)."""
 
     def flat(self, name: str, axes: list[str], extents: list[int]) -> str | None:
         """Fuse `axes` into one and spread it over blocks of `self.block` threads (the last
