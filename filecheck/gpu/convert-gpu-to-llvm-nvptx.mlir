@@ -102,3 +102,30 @@ builtin.module attributes {gpu.container_module} {
     }) {sym_name = "sine"} : () -> ()
   }) : () -> ()
 }
+
+// -----
+
+// A shared stage's workgroup buffer becomes an internal addr_space 3 global of the kernel (no
+// initializer: shared memory has none), reached through addressof; gpu.barrier is bar.sync's
+// intrinsic.
+// CHECK:      "gpu.module"() <{sym_name = "rowsum_kernels"}> ({
+// CHECK-NEXT:   llvm.mlir.global internal @rowsum_y.x.s() {addr_space = 3 : i32, alignment = 64 : i64} : !llvm.array<64 x f32>
+// CHECK:        llvm.func @rowsum_y(%out: !llvm.ptr, %x: !llvm.ptr) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 8, 1, 1>} {
+// CHECK:          %[[G:.*]] = llvm.mlir.addressof @rowsum_y.x.s : !llvm.ptr
+// CHECK-NEXT:     %x.s = llvm.bitcast %[[G]] : !llvm.ptr to !llvm.ptr
+// CHECK:          llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()
+// CHECK:          llvm.getelementptr inbounds %x.s[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK:          llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()
+// CHECK-NOT:    memref.alloca
+func.func @rowsum(%x: tensor<40x20xf32>) -> tensor<40xf32> {
+  %y = te.compute "y" [i] sum [k : 20] = %x[i, k] : (tensor<40x20xf32>) -> tensor<40xf32>
+  te.schedule {
+    te.split "y" i by 8 -> (b, t)
+    te.split "y" k by 8 -> (ko, ki)
+    te.bind "y" b to "blockIdx.x"
+    te.bind "y" t to "threadIdx.x"
+    te.cache_read "arg0" for ["y"] -> "x.s" scope "shared"
+    te.compute_at "x.s" at "y" ko
+  }
+  func.return %y : tensor<40xf32>
+}

@@ -186,7 +186,9 @@ class ScopedStages(LoopNestEmitter):
         the loops outside (the consumer's offsets seen through to the loops that made them),
         with the loops in `relax` taken over their whole extent too."""
         consumer = nest.stage
-        forms_by_root = root_forms(consumer, nest.ext, set(vals))
+        # axes derived from the known loops stay sums of them, so relaxing a thread loop
+        # reaches through them
+        forms_by_root = root_forms(consumer, nest.ext, {v for v in vals if v in consumer.leaves})
         args: list[Form] = []
         for d, v in enumerate(consumer.spatial_root):
             f = forms_by_root.get(v)
