@@ -31,7 +31,7 @@ METHODS = ("minmax", "percentile", "kl")
 @dataclass
 class Anchor:
     """One quantizable op: activations to quantize, an optional constant weight (per channel
-    along `channel_axis` of the weight), an optional constant bias, and the value it yields."""
+    along `weight_axis`), an optional constant bias, and the value it yields."""
 
     key: str
     op: NNVMOp

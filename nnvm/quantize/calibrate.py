@@ -20,7 +20,7 @@ from nnvm.support.errors import UserError
 from nnvm.support.ir import argument_names, find_function
 
 BINS = 2048
-"""Histogram bins over [0, max |x|] (TensorRT's default)."""
+"""Histogram bins of |x| (TensorRT's default count)."""
 
 LEVELS = 128
 """Quantization levels of |x| the KL search compares against (int8: 0..127)."""
