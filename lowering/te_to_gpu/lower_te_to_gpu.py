@@ -40,6 +40,7 @@ from nnvm.lowering.te_to_gpu.memory_scopes import (
     MAX_SHARED_BYTES,
     ScopedStages,
     check_uniform,
+    merge_barriers,
     scoped_stages,
 )
 from nnvm.lowering.te_to_loops.emitter import Scope, Val
@@ -221,6 +222,7 @@ class GpuKernelGenerator(ScopedStages, KernelGenerator):
         )
         self._gpu_module().body.block.add_op(kernel)
         check_uniform(kernel, self.barriers)
+        merge_barriers(kernel)
         ref = SymbolRefAttr(f"{self.state.fn.sym_name.data}_kernels", [name])
         launch = gpu.LaunchFuncOp(
             ref,

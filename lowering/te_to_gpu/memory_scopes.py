@@ -371,3 +371,33 @@ def check_uniform(kernel: gpu.FuncOp, barriers: dict[Operation, CacheReadOp]) ->
                 f"{what} that differs between the block's threads, so some threads would not "
                 "reach it (compute the stage at a loop whose bounds every thread shares)",
             )
+
+
+def _reads_shared(ops: list[Operation]) -> bool:
+    for op in ops:
+        for inner in op.walk():
+            if isinstance(inner, memref.LoadOp):
+                space = inner.memref.type.memory_space  # type: ignore[attr-defined]
+                if space == WORKGROUP:
+                    return True
+    return False
+
+
+def merge_barriers(kernel: gpu.FuncOp) -> None:
+    """Drop a barrier between two others of the same block when no shared buffer is read
+    between its neighbours (two shared copies in a row: the barrier before the first already
+    keeps the last step's readers from the second's stores, the one after the second makes
+    both visible)."""
+    for op in list(kernel.walk()):
+        for region in op.regions:
+            for block in region.blocks:
+                barriers = [o for o in block.ops if isinstance(o, gpu.BarrierOp)]
+                for before, middle, after in zip(
+                    barriers, barriers[1:], barriers[2:], strict=False
+                ):
+                    if middle.parent is None or before.parent is None:
+                        continue
+                    ops = list(block.ops)
+                    i, j, k = ops.index(before), ops.index(middle), ops.index(after)
+                    if not _reads_shared(ops[i + 1 : j]) and not _reads_shared(ops[j + 1 : k]):
+                        block.erase_op(middle)

@@ -82,6 +82,8 @@ def test_shared_tile_matmuls_match_the_reference(case) -> None:
     module = op_module(cls, [tensor(s, f32) for s in shapes])
     scopes = [p.scope_name for p in schedule_of(module).primitives if isinstance(p, CacheReadOp)]
     assert scopes == ["shared", "shared"]  # both operands staged in shared memory
+    # one barrier before the two copies, one after: the one between them is merged away
+    assert ir_text(lowered(module)).count("llvm.nvvm.barrier0") == 2
     inputs = random_inputs(module, seed=5)
     want = np.asarray(run_reference(module, None, inputs, function="k")[0])
     np.testing.assert_allclose(run_emulated(module, inputs), want, rtol=1e-5, atol=1e-5)
