@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from nnvm.support.errors import UserError
 from nnvm.support.target import Capabilities, Target
 
 MAX_THREADS = 1024
 """Threads per block (work-group) the default schedules and the bind check allow."""
 MAX_SHARED_BYTES = 48 * 1024
 """Shared (work-group local) memory per block every CUDA GPU and PoCL give without opt-in."""
+TILES = ("shared", "registers")
+"""The matmul / dense templates a GPU target string can pick (-tiles=...)."""
 ELEMENT_TYPES = ("f32", "i1", "i8", "i16", "i32", "i64", "ui8", "index")
 """Tensor element types GPU kernels take (no f64 / f16: optional on OpenCL devices)."""
 
@@ -30,6 +33,19 @@ class GpuTarget(Target):
     """te.vectorize is legal (the device code has vector types for the vector ops)."""
     max_threads: int = MAX_THREADS
     max_shared_bytes: int = MAX_SHARED_BYTES
+    tiles: str = "shared"
+    """The matmul / dense template: operand tiles in shared memory ("shared"), or register
+    tiles reading global memory ("registers"; target option `-tiles=registers`)."""
+
+    def tiles_option(self) -> str:
+        """The target-string option for a non-default `tiles` ('' for the default)."""
+        return "" if self.tiles == "shared" else f" -tiles={self.tiles}"
+
+    @staticmethod
+    def parse_tiles(value: str, spec: str) -> str:
+        if value not in TILES:
+            raise UserError(f"unknown -tiles={value} in {spec!r} (known: {', '.join(TILES)})")
+        return value
 
     @property
     def capabilities(self) -> Capabilities:
@@ -94,7 +110,9 @@ class GpuTarget(Target):
 
     def default_schedule(self, fn: Any, **knobs: Any) -> Any:
         """The GPU strategy table's schedule (targets/gpu/schedules/); knobs: block (threads
-        per block of the injective and reduction schedules)."""
+        per block of the injective and reduction schedules), shared (shared-memory matmul
+        tiles; default: the target's `tiles`)."""
         from nnvm.targets.gpu.schedules import default_schedule
 
+        knobs.setdefault("shared", self.tiles == "shared")
         return default_schedule(fn, self, **knobs)

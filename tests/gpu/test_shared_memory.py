@@ -23,7 +23,9 @@ from nnvm.lowering.to_te.lower_to_te import LowerToTE
 from nnvm.reference import run_reference
 from nnvm.registry import make_context
 from nnvm.support.diagnostics import DiagnosticError, parse_module
+from nnvm.support.errors import UserError
 from nnvm.support.ir_text import ir_text
+from nnvm.support.target import parse_target
 from nnvm.targets.gpu.cuda.host_emulator import load_emulated, run_plan
 from nnvm.targets.gpu.cuda.ptx import emit_ptx
 from nnvm.targets.gpu.cuda.ptxas import find_ptxas, run_ptxas
@@ -90,14 +92,25 @@ def test_shared_tile_matmuls_match_the_reference(case) -> None:
 
 
 def test_small_matmuls_keep_the_register_template_and_shared_can_be_turned_off() -> None:
+    """M or N under 32 takes the register template; so does any matmul with the knob
+    shared=False or the target option -tiles=registers (part of the target's description, so
+    kernel caches tell them apart); a bad -tiles value is a UserError."""
     small = op_module(nn.MatmulOp, [tensor((37, 45), f32), tensor((45, 29), f32)])
     assert not any(isinstance(p, CacheReadOp) for p in schedule_of(small).primitives)
     big = op_module(nn.MatmulOp, [tensor((64, 64), f32), tensor((64, 64), f32)])
     m = big.clone()
     LowerToTE(target=EMULATED).apply(CTX, m)
     fn = next(o for o in m.ops if isinstance(o, func.FuncOp))
+    assert any(isinstance(p, CacheReadOp) for p in default_schedule(fn, EMULATED).primitives)
     off = default_schedule(fn, EMULATED, shared=False)
     assert not any(isinstance(p, CacheReadOp) for p in off.primitives)
+    for spec in ("cuda -arch=sm_90 -tiles=registers -emulate", "opencl -tiles=registers"):
+        target = parse_target(spec)
+        assert target.description == spec
+        sched = target.default_schedule(fn)
+        assert not any(isinstance(p, CacheReadOp) for p in sched.primitives)
+    with pytest.raises(UserError, match="unknown -tiles=texture"):
+        parse_target("opencl -tiles=texture")
     inputs = random_inputs(small, seed=1)
     np.testing.assert_allclose(
         run_emulated(small, inputs), inputs[0] @ inputs[1], rtol=1e-5, atol=1e-5

@@ -1,4 +1,4 @@
-"""`target="cuda -arch=sm_90 [-device=N] [-emulate]"` (alias `nvptx`; sm_80 and the other ARCHES
+"""`target="cuda -arch=sm_90 [-device=N] [-tiles=registers] [-emulate]"` (alias `nvptx`; sm_80 and the other ARCHES
 accepted): the GPU family's kernels lowered by convert-gpu-to-llvm and emitted as PTX, each
 kernel's blob its launch plan and PTX; the runtime drives the CUDA driver API, or with
 `-emulate` runs the same kernels on the host (host_emulator.py)."""
@@ -29,11 +29,13 @@ class CudaTarget(GpuTarget):
 
     @classmethod
     def parse(cls, spec: str, options: list[str]) -> CudaTarget:
-        arch, device, emulate = DEFAULT_ARCH, 0, False
+        arch, device, emulate, tiles = DEFAULT_ARCH, 0, False, "shared"
         for w in options:
             key, _, value = w.partition("=")
             if w == "-emulate":
                 emulate = True
+            elif key == "-tiles":
+                tiles = cls.parse_tiles(value, spec)
             elif key in ("-arch", "-mcpu") and value:
                 if value not in ARCHES:
                     raise UserError(
@@ -44,14 +46,16 @@ class CudaTarget(GpuTarget):
                 device = int(value)
             else:
                 raise UserError(
-                    f"unknown cuda target option {w!r} in {spec!r} (known: -arch=sm_XX, -device=N, -emulate)"
+                    f"unknown cuda target option {w!r} in {spec!r} (known: -arch=sm_XX, -device=N, "
+                    "-emulate, -tiles=shared|registers)"
                 )
-        return cls(arch=arch, device=device, emulate=emulate)
+        return cls(arch=arch, device=device, emulate=emulate, tiles=tiles)
 
     @property
     def description(self) -> str:
         device = f" -device={self.device}" if self.device else ""
-        return f"cuda -arch={self.arch}{device}" + (" -emulate" if self.emulate else "")
+        emulate = " -emulate" if self.emulate else ""
+        return f"cuda -arch={self.arch}{device}{self.tiles_option()}{emulate}"
 
     def kernel_passes(self) -> list[Any]:
         from nnvm.lowering.gpu_to_llvm.convert_gpu_to_llvm import ConvertGpuToLLVM

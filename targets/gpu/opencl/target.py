@@ -1,5 +1,6 @@
-"""`target="opencl"` (`-device=N` picks the N-th OpenCL device, GPUs first): the GPU family's
-kernels printed as OpenCL C, shipped with their launch plan, run by pyopencl."""
+"""`target="opencl"` (`-device=N` picks the N-th OpenCL device, GPUs first; `-tiles=registers`
+the register-only matmul template): the GPU family's kernels printed as OpenCL C, shipped with
+their launch plan, run by pyopencl."""
 
 from __future__ import annotations
 
@@ -20,19 +21,23 @@ class OpenCLTarget(GpuTarget):
 
     @classmethod
     def parse(cls, spec: str, options: list[str]) -> OpenCLTarget:
-        device = 0
+        device, tiles = 0, "shared"
         for w in options:
             if w.startswith("-device=") and w.split("=", 1)[1].isdigit():
                 device = int(w.split("=", 1)[1])
+            elif w.startswith("-tiles="):
+                tiles = cls.parse_tiles(w.split("=", 1)[1], spec)
             else:
                 raise UserError(
-                    f"unknown opencl target option {w!r} in {spec!r} (known: -device=N)"
+                    f"unknown opencl target option {w!r} in {spec!r} (known: -device=N, "
+                    "-tiles=shared|registers)"
                 )
-        return cls(device=device)
+        return cls(device=device, tiles=tiles)
 
     @property
     def description(self) -> str:
-        return "opencl" if self.device == 0 else f"opencl -device={self.device}"
+        device = "" if self.device == 0 else f" -device={self.device}"
+        return f"opencl{device}{self.tiles_option()}"
 
     def emit_kernel(self, module: Any, name: str) -> bytes:
         """The module's gpu.module as OpenCL C, and its host function as a launch plan."""
