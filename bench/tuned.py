@@ -66,10 +66,17 @@ def _runtime(model: onnx.ModelProto, threads: int, log: str | None):
     return rt, lib.build_times
 
 
-def compare_model(name: str, model: onnx.ModelProto, log: str, threads: int, rounds: int = 7):
+def compare_model(
+    name: str,
+    model: onnx.ModelProto,
+    log: str,
+    threads: int,
+    rounds: int = 7,
+    inputs: dict[str, np.ndarray] | None = None,
+):
     import nnvm
 
-    inputs = random_inputs(model, seed=0)
+    inputs = inputs if inputs is not None else random_inputs(model, seed=0)
     default, _ = _runtime(model, threads, None)
     tuned, times = _runtime(model, threads, log)
     session = ort_session(model, threads)
@@ -104,16 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     text, _ = task_table(args.log)
     print(text)
-    models = [(n, MODELS[n]()) for n in args.models]
-    models += [(Path(f).stem, onnx.load(f)) for f in args.onnx]
+    models = [(n, MODELS[n](), None) for n in args.models]
+    for f in args.onnx:  # a real-suite export's sample inputs are beside it (NAME.npz)
+        npz = Path(f).with_suffix(".npz")
+        inputs = dict(np.load(npz)) if npz.exists() else None
+        models.append((Path(f).stem, onnx.load(f), inputs))
     print(
         f"\n{'model':16} {'thr':>3} {'default ms':>10} {'tuned ms':>9} {'ort ms':>8} "
         f"{'tuned/default':>13} {'tuned/ort':>9} kernels tuned"
     )
-    for name, model in models:
+    for name, model, inputs in models:
         for threads in args.threads:
             start = time.perf_counter()
-            med, times = compare_model(name, model, args.log, threads, args.rounds)
+            med, times = compare_model(name, model, args.log, threads, args.rounds, inputs)
             print(
                 f"{name:16} {threads:>3} {med['default']:>10.3f} {med['tuned']:>9.3f} "
                 f"{med['ort']:>8.3f} {med['default'] / med['tuned']:>12.2f}x "
