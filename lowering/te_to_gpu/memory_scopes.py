@@ -21,7 +21,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.schedule import CacheReadOp
-from nnvm.dialects.te.stage_tree import IterVar, Stage
+from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_loops.bounds import (
     DimRegion,
@@ -164,7 +164,7 @@ class ScopedStages(LoopNestEmitter):
                 f"te.cache_read: the local stage '{producer.name}' is computed at a loop no "
                 "threadIdx-bound axis encloses (a private buffer belongs to one thread)",
             )
-        regions = self._regions(producer, nest, leaves, k, vals, {})
+        regions = self._regions(producer, nest, leaves, k, vals, {}, derived=True)
         region, view = attached_region(self, producer, nest, scope, leaves, k, vals)
         for r, (off, _, _) in zip(regions, region, strict=True):
             if off is not None and r.offset is not None and off not in self._forms:
@@ -172,6 +172,27 @@ class ScopedStages(LoopNestEmitter):
         scope2 = scope.with_view(producer, view)
         self.emit_compute(producer, scope2, region)
         return scope2
+
+    def _thread_dependent(self) -> set[IterVar]:
+        """The thread-bound loops and every axis derived from one (through splits and fuses of
+        any stage): what a block-wide region may not depend on."""
+        found = set(self._thread_ext)
+        changed = True
+        while changed:
+            changed = False
+            for stage in self.state.stages:
+                for rel in stage.relations:
+                    if isinstance(rel, Split):
+                        group = [rel.parent] if rel.outer in found or rel.inner in found else []
+                    elif rel.fused in found or rel.outer in found or rel.inner in found:
+                        group = [rel.fused, rel.outer, rel.inner]
+                    else:
+                        group = []
+                    new = [v for v in group if v not in found]
+                    if new:
+                        found.update(new)
+                        changed = True
+        return found
 
     def _regions(
         self,
@@ -181,14 +202,17 @@ class ScopedStages(LoopNestEmitter):
         k: int,
         vals: dict[IterVar, Val],
         relax: dict[IterVar, int],
+        derived: bool = False,
     ) -> list[DimRegion]:
         """The region of `producer` one iteration of `leaves[k]` reads, as linear forms over
         the loops outside (the consumer's offsets seen through to the loops that made them),
-        with the loops in `relax` taken over their whole extent too."""
+        with the loops in `relax` taken over their whole extent too. `derived`: axes derived
+        from the known loops are atomic, as attached_region has them (so the forms line up
+        with its offsets); else they stay sums of the loops, so relaxing a thread loop
+        reaches through them."""
         consumer = nest.stage
-        # axes derived from the known loops stay sums of them, so relaxing a thread loop
-        # reaches through them
-        forms_by_root = root_forms(consumer, nest.ext, {v for v in vals if v in consumer.leaves})
+        known = set(vals) if derived else {v for v in vals if v in consumer.leaves}
+        forms_by_root = root_forms(consumer, nest.ext, known)
         args: list[Form] = []
         for d, v in enumerate(consumer.spatial_root):
             f = forms_by_root.get(v)
@@ -243,10 +267,11 @@ class ScopedStages(LoopNestEmitter):
                 "together; its own axes cannot be scheduled",
             )
         regions = self._regions(producer, nest, leaves, k, vals, dict(self._thread_ext))
-        leaves_all = {v for s in self.state.stages for v in s.leaves}
+        per_thread = self._thread_dependent()
+        known = {**self._known, **vals}
         for r in regions:
             for key in r.offset.terms if r.offset is not None else {}:
-                if not isinstance(key, IterVar) or key not in leaves_all:
+                if not isinstance(key, IterVar) or key in per_thread or key not in known:
                     raise DiagnosticError(
                         prim,
                         f"te.cache_read: the region of the shared stage '{name}' that a block "
@@ -280,7 +305,6 @@ class ScopedStages(LoopNestEmitter):
             self._shared[producer] = (buf, shape)
         if not isinstance(self.block.last_op, gpu.BarrierOp):
             self.barriers[self.add(gpu.BarrierOp())] = prim
-        known = {**self._known, **vals}
         offsets = [
             None if r.offset is None else materialize(self, r.offset, known) for r in regions
         ]

@@ -46,6 +46,7 @@ SHARED_CASES: list[tuple[type, list[tuple[int, ...]]]] = [
     (nn.DenseOp, [(33, 70), (40, 70)]),  # B read transposed: its tile is 64 x 16 of W
     (nn.BatchMatmulOp, [(3, 37, 19), (3, 19, 41)]),  # batch on blockIdx.z, K < 16
     (nn.BatchMatmulOp, [(2, 35, 33), (1, 33, 40)]),  # the right operand broadcast
+    (nn.MatmulOp, [(2, 3, 35, 33), (2, 3, 33, 40)]),  # two batch axes fused on blockIdx.z
 ]
 
 
