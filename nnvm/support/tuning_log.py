@@ -5,7 +5,10 @@ A trial record holds what replays it without the tuner: the workload's structura
 shapes, the target's description, the schedule as te schedule IR text (the record *is* the
 schedule, so a log survives changes to the templates' knobs), the knob values that made it,
 the measured times, an error code and timestamps. A `task_finished` line marks a task whose
-search ended, so a resumed run tells an interrupted task from a finished one.
+search ended, so a resumed run tells an interrupted task from a finished one. A `confirmed`
+line records the re-measurement that ends a task: the search's best and the default timed
+again, alternately; the winner's config is what `best` returns for that workload (a candidate
+that only won by noise, once, loses to the default there).
 
     {"v": 1, "kind": "trial", "workload": "9f...", "task": "fused_matmul_...", "target": "cpu=...",
      "shapes": [[1, 197, 768], ...], "config": {"matmul.rows": 4}, "schedule": "te.schedule {...}",
@@ -80,6 +83,8 @@ class TuningLog:
 
     trials: list[TrialRecord] = field(default_factory=list)
     finished: set[tuple[str, str]] = field(default_factory=set)
+    confirmed: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(workload, target) -> the config key that won the confirmation."""
     warnings: list[str] = field(default_factory=list)
 
     def best(self, target: str | None = None) -> dict[str, TrialRecord]:
@@ -87,6 +92,9 @@ class TuningLog:
         out: dict[str, TrialRecord] = {}
         for r in self.trials:
             if not r.ok or (target is not None and r.target != target):
+                continue
+            winner = self.confirmed.get((r.workload, r.target))
+            if winner is not None and r.config_key() != winner:
                 continue
             old = out.get(r.workload)
             if old is None or r.seconds < old.seconds:
@@ -140,6 +148,9 @@ def read_log(path: str | os.PathLike[str], *, missing_ok: bool = False) -> Tunin
                 log.trials.append(record)
             elif kind == "task_finished":
                 log.finished.add((str(item["workload"]), str(item["target"])))
+            elif kind == "confirmed":
+                key = (str(item["workload"]), str(item["target"]))
+                log.confirmed[key] = json.dumps(item["config"], sort_keys=True)
             else:
                 raise TypeError
         except (TypeError, KeyError):
@@ -190,6 +201,13 @@ class LogWriter:
         line.update(target=target, trials=trials, ended=time.time())
         self._line(json.dumps(line, sort_keys=True))
 
+    def confirmed(
+        self, workload: str, target: str, config: dict[str, Any], times: dict[str, list[float]]
+    ) -> None:
+        line = {"v": LOG_VERSION, "kind": "confirmed", "workload": workload, "target": target}
+        line.update(config=config, times_s=times, ended=time.time())
+        self._line(json.dumps(line, sort_keys=True))
+
     def close(self) -> None:
         self.file.close()
 
@@ -222,8 +240,12 @@ def write_log(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
 
 
 def finished_lines(log: TuningLog) -> Iterator[str]:
+    """The log's task_finished and confirmed lines (for tools that rewrite a log)."""
     for workload, target in sorted(log.finished):
         yield json.dumps(
             {"v": LOG_VERSION, "kind": "task_finished", "workload": workload, "target": target},
             sort_keys=True,
         )
+    for (workload, target), config in sorted(log.confirmed.items()):
+        line = {"v": LOG_VERSION, "kind": "confirmed", "workload": workload, "target": target}
+        yield json.dumps({**line, "config": json.loads(config)}, sort_keys=True)

@@ -121,6 +121,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=_positive, default=5, help="timed rounds per trial")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--confirm-rounds",
+        type=int,
+        default=3,
+        help="re-measure each task's best against its default this many times (0: do not)",
+    )
+    parser.add_argument(
         "--cluster",
         metavar="ADDRESS",
         help="measure on the workers of this Dask scheduler (tcp://HOST:8786; the tune extra)",
@@ -182,6 +188,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             resume=args.resume,
             seed=args.seed,
             progress=TuneProgress(len(tasks)),
+            confirm_rounds=max(args.confirm_rounds, 0),
         )
     finally:
         runner.close()
@@ -189,6 +196,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(
             f"  {row['kernel'][:60]:60} x{row['weight']:<3} {row['trials']:>4} trials  "
             f"{row['default_ms']:9.3f} -> {row['best_ms']:9.3f} ms  {row['speedup']:.2f}x"
+            f"  (confirmed {row['confirmed_speedup']:.2f}x)"
         )
     if result.interrupted:
         sys.stderr.write(f"interrupted: the log {args.log} is valid; --resume continues it\n")

@@ -10,14 +10,11 @@ from nnvm.support.tuning_log import TrialRecord, TuningLog, finished_lines, read
 
 
 def distilled(log: TuningLog) -> list[str]:
-    """The lines of a log that keeps the fastest successful trial of each (workload, target)
-    and the finished marks."""
-    best: dict[tuple[str, str], TrialRecord] = {}
-    for r in log.trials:
-        key = (r.workload, r.target)
-        if r.ok and (key not in best or r.seconds < best[key].seconds):
-            best[key] = r
-    return [r.to_json() for r in best.values()] + list(finished_lines(log))
+    """The lines of a log that keeps the best trial of each (workload, target) (the confirmed
+    winner where the log has a confirmation, else the fastest) and the finished and confirmed
+    marks."""
+    best = [r for target in sorted(log.targets()) for r in log.best(target).values()]
+    return [r.to_json() for r in best] + list(finished_lines(log))
 
 
 def merged(logs: Sequence[TuningLog]) -> list[str]:
@@ -27,6 +24,7 @@ def merged(logs: Sequence[TuningLog]) -> list[str]:
     finished = TuningLog()
     for log in logs:
         finished.finished |= log.finished
+        finished.confirmed.update(log.confirmed)
         for r in log.trials:
             key = (r.workload, r.target, r.config_key())
             if key not in trials or r.seconds < trials[key].seconds:
@@ -58,6 +56,9 @@ def show(log: TuningLog) -> str:
         best_s = best.seconds if best else math.inf
         gain = first / best_s if best else math.nan
         mark = "yes" if (workload, target) in log.finished else "no"
+        winner = log.confirmed.get((workload, target))
+        if winner is not None:
+            mark += ", kept the default" if ok and winner == ok[0].config_key() else ", confirmed"
         lines.append(
             f"{workload:16}  {records[0].task[:34]:34} {len(records):>6} {sum(failed.values()):>6} "
             f"{first * 1e3:>9.3f} {best_s * 1e3:>9.3f} "

@@ -35,7 +35,7 @@ def test_tuning_on_a_dask_cluster_gives_records_the_local_run_accepts(
     assert runner.workers == 2
     log = tmp_path / "t.jsonl"
     try:
-        result = tune([matmul_task], runner, str(log), trials=4, batch=4)
+        result = tune([matmul_task], runner, str(log), trials=4, batch=4, confirm_rounds=1)
     finally:
         runner.close()
     records = read_log(log)

@@ -52,7 +52,7 @@ def test_tuning_over_rpc_gives_records_the_local_run_accepts(
     runner = RPCRunner(rpc_server, MeasureOptions(repeat=2, min_round_s=0.001))
     log = tmp_path / "t.jsonl"
     try:
-        tune([matmul_task], runner, str(log), trials=3, batch=3)
+        tune([matmul_task], runner, str(log), trials=3, batch=3, confirm_rounds=1)
         # a wrong answer is caught on the server's output
         space_state = runner._reference(matmul_task)
         runner._references[matmul_task.workload] = (space_state[0], [e + 1 for e in space_state[1]])

@@ -10,11 +10,11 @@ import pytest
 
 from nnvm.compiler.parallel_compile import compile_in_worker
 from nnvm.support.errors import UserError
-from nnvm.support.tuning_log import read_log
+from nnvm.support.tuning_log import TrialRecord, read_log
 from nnvm.support.worker import Failure
 from nnvm.tune.cost_model import CostModel
 from nnvm.tune.measure import RunJob, random_inputs
-from nnvm.tune.runner import LocalRunner, MeasureOptions, failure_result
+from nnvm.tune.runner import LocalRunner, MeasureOptions, Runner, failure_result
 from nnvm.tune.search import make_search
 from nnvm.tune.space import TaskSpace
 from nnvm.tune.tuner import tune
@@ -41,7 +41,9 @@ def runner():
 
 def test_tune_logs_every_trial_and_resume_measures_nothing_twice(tmp_path, matmul_task, runner):
     log = tmp_path / "t.jsonl"
-    first = tune([matmul_task], runner, str(log), trials=6, batch=3, early_stop=None)
+    first = tune(
+        [matmul_task], runner, str(log), trials=6, batch=3, early_stop=None, confirm_rounds=0
+    )
     assert len(runner.configs) == 6 == len(set(runner.configs))
     (state,) = first.states
     assert state.default_s < math.inf and state.best_s <= state.default_s
@@ -53,18 +55,18 @@ def test_tune_logs_every_trial_and_resume_measures_nothing_twice(tmp_path, matmu
         tune([matmul_task], runner, str(log), trials=6)
     # finished: a resumed run measures nothing
     runner.configs.clear()
-    tune([matmul_task], runner, str(log), trials=12, batch=3, resume=True)
+    tune([matmul_task], runner, str(log), trials=12, batch=3, resume=True, confirm_rounds=0)
     assert runner.configs == []
 
 
 def test_an_interrupted_task_resumes_without_remeasuring(tmp_path, matmul_task, runner):
     log = tmp_path / "t.jsonl"
-    tune([matmul_task], runner, str(log), trials=3, batch=3)
+    tune([matmul_task], runner, str(log), trials=3, batch=3, confirm_rounds=0)
     lines = [ln for ln in log.read_text().splitlines() if '"task_finished"' not in ln]
     log.write_text("\n".join(lines) + "\n")  # as if killed before the task finished
     before = set(runner.configs)
     runner.configs.clear()
-    tune([matmul_task], runner, str(log), trials=6, batch=3, resume=True)
+    tune([matmul_task], runner, str(log), trials=6, batch=3, resume=True, confirm_rounds=0)
     assert runner.configs and not set(runner.configs) & before
 
 
@@ -123,3 +125,57 @@ def test_failed_candidates_are_records_not_aborts(matmul_task, runner):
     runner._references[matmul_task.workload] = (inputs_ref, [e + 1.0 for e in expected])
     (rec,) = runner.measure(matmul_task, space, [space.default()])
     assert rec.error == "wrong" and not rec.ok and "differs" in rec.detail
+
+
+class ScriptedRunner(Runner):
+    """Answers from a table: a config's time in the search, another when it is re-measured."""
+
+    def __init__(self, search_s, confirm_s):
+        super().__init__(MeasureOptions())
+        self.search_s, self.confirm_s, self.seen = search_s, confirm_s, set()
+
+    def measure(self, task, space, candidates, best_s=math.inf):
+        out = []
+        for c in candidates:
+            table = self.confirm_s if c.key in self.seen else self.search_s
+            self.seen.add(c.key)
+            t = table(c)
+            out.append(
+                TrialRecord(
+                    task.workload,
+                    task.name,
+                    task.target.description,
+                    task.shapes,
+                    c.config,
+                    c.schedule,
+                    [t],
+                    flops=task.flops,
+                )
+            )
+        return out
+
+    def run(self, jobs):
+        raise AssertionError("not used")
+
+
+@pytest.mark.parametrize("lucky", [True, False])
+def test_confirmation_keeps_the_default_when_the_best_only_won_by_luck(
+    tmp_path, matmul_task, lucky
+):
+    default_key = TaskSpace(matmul_task).default().key
+
+    def search_s(c):  # in the search, every other candidate looks 2x faster
+        return 1e-3 if c.key == default_key else 5e-4
+
+    def confirm_s(c):  # re-measured: lucky ones are as slow as the default, real ones faster
+        return 1e-3 if c.key == default_key or lucky else 5e-4
+
+    log = tmp_path / "t.jsonl"
+    result = tune([matmul_task], ScriptedRunner(search_s, confirm_s), str(log), trials=4, batch=4)
+    records = read_log(log)
+    assert (matmul_task.workload, matmul_task.target.description) in records.confirmed
+    (best,) = records.best(matmul_task.target.description).values()
+    if lucky:
+        assert best.config_key() == default_key and result.states[0].confirmed_speedup == 1.0
+    else:
+        assert best.config_key() != default_key and result.states[0].confirmed_speedup == 2.0
