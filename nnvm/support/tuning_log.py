@@ -85,6 +85,8 @@ class TuningLog:
     finished: set[tuple[str, str]] = field(default_factory=set)
     confirmed: dict[tuple[str, str], str] = field(default_factory=dict)
     """(workload, target) -> the config key that won the confirmation."""
+    confirmed_speedup: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(workload, target) -> the default's re-measured time over the winner's (1.0: default)."""
     warnings: list[str] = field(default_factory=list)
 
     def best(self, target: str | None = None) -> dict[str, TrialRecord]:
@@ -151,6 +153,7 @@ def read_log(path: str | os.PathLike[str], *, missing_ok: bool = False) -> Tunin
             elif kind == "confirmed":
                 key = (str(item["workload"]), str(item["target"]))
                 log.confirmed[key] = json.dumps(item["config"], sort_keys=True)
+                log.confirmed_speedup[key] = float(item.get("speedup", 1.0))
             else:
                 raise TypeError
         except (TypeError, KeyError):
@@ -202,10 +205,15 @@ class LogWriter:
         self._line(json.dumps(line, sort_keys=True))
 
     def confirmed(
-        self, workload: str, target: str, config: dict[str, Any], times: dict[str, list[float]]
+        self,
+        workload: str,
+        target: str,
+        config: dict[str, Any],
+        times: dict[str, list[float]],
+        speedup: float,
     ) -> None:
         line = {"v": LOG_VERSION, "kind": "confirmed", "workload": workload, "target": target}
-        line.update(config=config, times_s=times, ended=time.time())
+        line.update(config=config, times_s=times, speedup=speedup, ended=time.time())
         self._line(json.dumps(line, sort_keys=True))
 
     def close(self) -> None:
@@ -248,4 +256,5 @@ def finished_lines(log: TuningLog) -> Iterator[str]:
         )
     for (workload, target), config in sorted(log.confirmed.items()):
         line = {"v": LOG_VERSION, "kind": "confirmed", "workload": workload, "target": target}
-        yield json.dumps({**line, "config": json.loads(config)}, sort_keys=True)
+        speedup = log.confirmed_speedup.get((workload, target), 1.0)
+        yield json.dumps({**line, "config": json.loads(config), "speedup": speedup}, sort_keys=True)

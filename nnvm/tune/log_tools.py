@@ -25,6 +25,7 @@ def merged(logs: Sequence[TuningLog]) -> list[str]:
     for log in logs:
         finished.finished |= log.finished
         finished.confirmed.update(log.confirmed)
+        finished.confirmed_speedup.update(log.confirmed_speedup)
         for r in log.trials:
             key = (r.workload, r.target, r.config_key())
             if key not in trials or r.seconds < trials[key].seconds:

@@ -194,8 +194,9 @@ def _confirm(state: TaskState, runner: Runner, writer: LogWriter, rounds: int) -
     b = statistics.median(times["best"]) if times["best"] else math.inf
     wins = math.isfinite(b) and b < d * (1 - CONFIRM_MARGIN)
     winner = best if wins else default
-    writer.confirmed(task.workload, task.target.description, winner.config, times)
     state.confirmed_speedup = d / b if wins else 1.0
+    target = task.target.description
+    writer.confirmed(task.workload, target, winner.config, times, state.confirmed_speedup)
 
 
 def _stalled(state: TaskState, early_stop: int | None) -> bool:
