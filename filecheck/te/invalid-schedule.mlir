@@ -380,3 +380,15 @@ func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   }
   func.return %E : tensor<5x9xf32>
 }
+
+// -----
+
+// A memory scope the CPU does not have (it has only 'global'; the GPU targets add shared/local).
+func.func @k(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %y = te.compute "mm" [i, j] sum [k : 8] = %x[i, k] * %w[k, j] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  te.schedule {
+    // expected-error @+1 {{te.cache_read: target 'llvm' has no memory scope 'shared' (it has global)}}
+    te.cache_read "arg0" for ["mm"] -> "A.sh" scope "shared"
+  }
+  func.return %y : tensor<4x16xf32>
+}

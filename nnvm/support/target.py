@@ -122,7 +122,21 @@ class Target(ABC):
         return None
 
     def check_schedule(self, state: Any) -> None:
-        """Reject schedules this target cannot lower (a DiagnosticError at the primitive)."""
+        """Reject schedules this target cannot lower (a DiagnosticError at the primitive):
+        te.bind / te.tensorize where the capabilities do not allow them, a cache_read into a
+        memory scope the target does not declare (the CPU has only 'global')."""
+        from nnvm.support.diagnostics import DiagnosticError
+
+        scopes = self.capabilities.memory_scopes
+        for sched in state.schedule_ops:
+            for prim in sched.primitives:
+                scope = getattr(prim, "scope_name", None)  # te.cache_read's (support is below te)
+                if prim.name == "te.cache_read" and scope not in (None, *scopes):
+                    raise DiagnosticError(
+                        prim,
+                        f"te.cache_read: target '{self.kind}' has no memory scope "
+                        f"'{scope}' (it has {', '.join(scopes)})",
+                    )
         for stage in state.stages:
             for v in stage.leaves:
                 ann = v.annotation or ""

@@ -76,23 +76,12 @@ class GpuTarget(Target):
         ]
 
     def check_schedule(self, state: Any) -> None:
-        """Besides bind / tensorize legality: no thread-pool loops inside a kernel, vectors
-        only where the subclass prints them, cache_read scopes the target declares (a
+        """Besides the base checks (bind / tensorize legality, cache_read scopes): no
+        thread-pool loops inside a kernel, vectors only where the subclass prints them (a
         DiagnosticError at the primitive)."""
         from nnvm.support.diagnostics import DiagnosticError
 
         super().check_schedule(state)
-        from nnvm.dialects.te.schedule import CacheReadOp
-
-        scopes = self.capabilities.memory_scopes
-        for sched in state.schedule_ops:
-            for prim in sched.primitives:
-                if isinstance(prim, CacheReadOp) and prim.scope_name not in (None, *scopes):
-                    raise DiagnosticError(
-                        prim,
-                        f"te.cache_read: target '{self.kind}' has no memory scope "
-                        f"'{prim.scope_name}' (it has {', '.join(scopes)})",
-                    )
         for stage in state.stages:
             for v in stage.leaves:
                 if v.annotation == "parallel":
