@@ -60,8 +60,12 @@ class Finding:
 
 
 def corpus(root: Path) -> list[str]:
+    """The split-input chunks of the lit suite's .mlir files (not lit's Output/ scratch, which
+    holds what RUN lines wrote: deliberately malformed files among them)."""
     chunks = []
     for path in sorted(root.rglob("*.mlir")):
+        if "Output" in path.relative_to(root).parts:
+            continue
         for chunk in path.read_text().split("// -----"):
             if chunk.strip():
                 chunks.append(chunk)
