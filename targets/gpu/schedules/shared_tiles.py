@@ -9,19 +9,17 @@ the register-tile template of tiled.py."""
 
 from __future__ import annotations
 
-import math
-
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     CacheReadOp,
     ComputeAtOp,
-    FuseOp,
     ReorderOp,
     SplitOp,
     UnrollOp,
 )
 from nnvm.dialects.te.stage_tree import placeholder_name
-from nnvm.targets.gpu.schedules.generic import GpuScheduler, bind
+from nnvm.targets.gpu.schedules.generic import GpuScheduler
+from nnvm.targets.gpu.schedules.tiled import bind_output_tile
 from nnvm.targets.gpu.schedules.tiled import matmul as register_matmul
 
 THREADS = 16
@@ -88,18 +86,7 @@ def shared_matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
     p.append(SplitOp.make(out, f"{i}.r", MICRO, None, f"{i}.t", f"{i}.w"))
     p.append(SplitOp.make(out, j, TILE, None, f"{j}.b", f"{j}.r"))
     p.append(SplitOp.make(out, f"{j}.r", MICRO, None, f"{j}.t", f"{j}.w"))
-    tile = [f"{i}.b", f"{j}.b", f"{i}.t", f"{j}.t", f"{i}.w", f"{j}.w"]
-    p.append(ReorderOp.make(out, [*batch, *tile]))
-    p.append(bind(out, f"{j}.b", "blockIdx.x"))
-    p.append(bind(out, f"{i}.b", "blockIdx.y"))
-    p.append(bind(out, f"{j}.t", "threadIdx.x"))
-    p.append(bind(out, f"{i}.t", "threadIdx.y"))
-    if batch and math.prod(nb) > 1:
-        z = batch[0]
-        if len(batch) > 1:
-            z = f"{out}.batch"
-            p.append(FuseOp.make(out, batch, z))
-        p.append(bind(out, z, "blockIdx.z"))
+    bind_output_tile(p, out, batch, nb, i, j)
     spatial = list(op.spatial_names)
     p.append(ComputeAtOp.make(stage, out, f"{j}.t"))
     p.append(SplitOp.make(stage, k, K_STEP, None, f"{k}.o", f"{k}.i"))

@@ -39,6 +39,14 @@ def matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
     p.append(SplitOp.make(out, f"{i}.r", rows, None, f"{i}.t", f"{i}.w"))
     p.append(SplitOp.make(out, j, tj * cols, None, f"{j}.b", f"{j}.r"))
     p.append(SplitOp.make(out, f"{j}.r", None, cols, f"{j}.w", f"{j}.t"))
+    bind_output_tile(p, out, batch, nb, i, j)
+    _accumulate_at(s, op, stage, out, f"{j}.t")
+
+
+def bind_output_tile(p: list, out: str, batch: list[str], nb: list[int], i: str, j: str) -> None:
+    """Order a split output tile (i.b, j.b, i.t, j.t, i.w, j.w) under its batch axes and bind
+    it: blocks to blockIdx.(y, x), threads to threadIdx.(y, x), the batch axes (fused when
+    several) to blockIdx.z."""
     tile = [f"{i}.b", f"{j}.b", f"{i}.t", f"{j}.t", f"{i}.w", f"{j}.w"]
     p.append(ReorderOp.make(out, [*batch, *tile]))
     p.append(bind(out, f"{j}.b", "blockIdx.x"))
@@ -51,7 +59,6 @@ def matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
             z = f"{out}.batch"
             p.append(FuseOp.make(out, batch, z))
         p.append(bind(out, z, "blockIdx.z"))
-    _accumulate_at(s, op, stage, out, f"{j}.t")
 
 
 def conv2d(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
