@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from onnx import helper
 
@@ -29,3 +32,29 @@ def matmul_task(matmul_graph):
     module, params = matmul_graph
     (task,) = extract_tasks(module, params)
     return task
+
+
+def run_tune_cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    """`nnvm-tune ARGS` in a process of its own, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "nnvm.tools.tune", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kw,
+    )
+
+
+@pytest.fixture
+def tune_cli():
+    return run_tune_cli
+
+
+@pytest.fixture
+def matmul_file(tmp_path, matmul_onnx):
+    """The small matmul model saved as an ONNX file."""
+    import onnx
+
+    path = tmp_path / "mm.onnx"
+    onnx.save(matmul_onnx, path)
+    return path

@@ -3,9 +3,6 @@ build() accept; an unreachable scheduler is a clear error."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from nnvm.support.errors import UserError
@@ -53,25 +50,9 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path):
         DaskRunner("tcp://127.0.0.1:9", connect_s=2)
 
 
-def test_cli_reports_an_unreachable_cluster(tmp_path, matmul_onnx):
-    import onnx
-
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nnvm.tools.tune",
-            str(model),
-            "--log",
-            str(tmp_path / "t.jsonl"),
-            "--cluster",
-            "tcp://127.0.0.1:9",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+def test_cli_reports_an_unreachable_cluster(tmp_path, matmul_file, tune_cli):
+    r = tune_cli(
+        str(matmul_file), "--log", str(tmp_path / "t.jsonl"), "--cluster", "tcp://127.0.0.1:9"
     )
     assert r.returncode == 1 and "cannot reach the Dask scheduler" in r.stderr
     assert "Traceback" not in r.stderr

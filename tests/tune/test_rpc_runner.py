@@ -70,30 +70,12 @@ def test_tuning_over_rpc_gives_records_the_local_run_accepts(
     assert lib.build_times.kernels_tuned == 1
 
 
-def test_an_unreachable_server_is_a_clear_error(tmp_path, matmul_onnx):
+def test_an_unreachable_server_is_a_clear_error(tmp_path, matmul_file, tune_cli):
     from nnvm.tune.rpc_runner import RPCRunner
 
     with pytest.raises(UserError, match="cannot reach the RPC server"):
         RPCRunner("127.0.0.1:9")
     with pytest.raises(UserError, match="HOST:PORT"):
         RPCRunner("nonsense")
-    import onnx
-
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nnvm.tools.tune",
-            str(model),
-            "--log",
-            str(tmp_path / "t.jsonl"),
-            "--rpc",
-            "127.0.0.1:9",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    r = tune_cli(str(matmul_file), "--log", str(tmp_path / "t.jsonl"), "--rpc", "127.0.0.1:9")
     assert r.returncode == 1 and "cannot reach the RPC server" in r.stderr

@@ -12,7 +12,6 @@ import sys
 import time
 
 import numpy as np
-import onnx
 import pytest
 
 from nnvm.compiler import build
@@ -22,16 +21,6 @@ from nnvm.runtime import graph_runtime
 from nnvm.support.tuning_log import read_log
 from nnvm.tune.runner import LocalRunner, MeasureOptions
 from nnvm.tune.tuner import tune
-
-
-def _tune_cli(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nnvm.tools.tune", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        **kw,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -80,30 +69,27 @@ def test_a_log_for_another_target_or_stale_records_warn_and_fall_back(
     assert lib.build_times.kernels_tuned == 0
 
 
-def test_cli_tune_show_best_merge_and_errors(tmp_path, matmul_onnx):
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
+def test_cli_tune_show_best_merge_and_errors(tmp_path, matmul_file, tune_cli):
+    model = matmul_file
     log = tmp_path / "t.jsonl"
-    r = _tune_cli(str(model), "--log", str(log), "--trials", "3", "--batch", "3", "--repeat", "2")
+    r = tune_cli(str(model), "--log", str(log), "--trials", "3", "--batch", "3", "--repeat", "2")
     assert r.returncode == 0, r.stderr
     assert "1 tasks" in r.stdout and "trials" in r.stderr
     assert len(read_log(log).trials) == 3
-    again = _tune_cli(str(model), "--log", str(log), "--trials", "3")
+    again = tune_cli(str(model), "--log", str(log), "--trials", "3")
     assert again.returncode == 1 and "--resume" in again.stderr
-    shown = _tune_cli("show", str(log))
+    shown = tune_cli("show", str(log))
     assert shown.returncode == 0 and "3 trials, 1 workloads" in shown.stdout
-    assert _tune_cli("best", str(log), "-o", str(tmp_path / "b.jsonl")).returncode == 0
+    assert tune_cli("best", str(log), "-o", str(tmp_path / "b.jsonl")).returncode == 0
     assert len(read_log(tmp_path / "b.jsonl").trials) == 1
-    merged = _tune_cli(
-        "merge", str(log), str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "m.jsonl")
-    )
+    merged = tune_cli("merge", str(log), str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "m.jsonl"))
     assert merged.returncode == 0 and len(read_log(tmp_path / "m.jsonl").trials) == 3
-    assert _tune_cli("best", str(log), "-o", str(log)).returncode == 1  # never overwrites input
+    assert tune_cli("best", str(log), "-o", str(log)).returncode == 1  # never overwrites input
     junk = tmp_path / "junk.jsonl"
     junk.write_text("not json\n")
-    r = _tune_cli("show", str(junk))
+    r = tune_cli("show", str(junk))
     assert r.returncode == 1 and "not a tuning log" in r.stderr and "Traceback" not in r.stderr
-    r = _tune_cli(str(tmp_path / "missing.onnx"), "--log", str(log))
+    r = tune_cli(str(tmp_path / "missing.onnx"), "--log", str(log))
     assert r.returncode == 1 and "no such model file" in r.stderr
     compiled = subprocess.run(
         [
@@ -157,22 +143,19 @@ def _kill_and_resume(model, log, rounds: int, seed: int) -> None:
         assert len(keys) == len(set(keys)), "a resumed run measured a trial again"
 
 
-def test_a_killed_run_resumes_without_remeasuring(tmp_path, matmul_onnx):
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
+def test_a_killed_run_resumes_without_remeasuring(tmp_path, matmul_file):
+    model = matmul_file
     _kill_and_resume(model, tmp_path / "t.jsonl", rounds=2, seed=1)
 
 
 @pytest.mark.slow
-def test_many_random_kills(tmp_path, matmul_onnx):
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
+def test_many_random_kills(tmp_path, matmul_file):
+    model = matmul_file
     _kill_and_resume(model, tmp_path / "t.jsonl", rounds=6, seed=7)
 
 
-def test_ctrl_c_leaves_a_valid_log(tmp_path, matmul_onnx):
-    model = tmp_path / "mm.onnx"
-    onnx.save(matmul_onnx, model)
+def test_ctrl_c_leaves_a_valid_log(tmp_path, matmul_file):
+    model = matmul_file
     log = tmp_path / "t.jsonl"
     proc = subprocess.Popen(
         [
