@@ -136,18 +136,22 @@ class Runner(ABC):
         self._references.clear()
 
 
+FAILURE_CODES = {"hang": "timeout", "signal": "crash", "exit": "crash"}
+"""A worker Failure's kind -> the trial's error code (a raised exception keeps the stage's)."""
+
+
 def _build_failure(answer: object) -> RunResult:
     if isinstance(answer, UserError):
         return RunResult([], "build", answer.message)
     if isinstance(answer, Failure):
-        code = {"hang": "timeout", "signal": "crash", "exit": "crash"}.get(answer.kind, "build")
+        code = FAILURE_CODES.get(answer.kind, "build")
         return RunResult([], code, f"build {answer.kind}: {answer.detail}")
     return RunResult([], "build", "no build worker took the candidate")
 
 
 def failure_result(answer: Failure) -> RunResult:
     """A measuring process's Failure as a trial result (timeout, crash, or run)."""
-    code = {"hang": "timeout", "signal": "crash", "exit": "crash"}.get(answer.kind, "run")
+    code = FAILURE_CODES.get(answer.kind, "run")
     return RunResult([], code, f"{answer.kind}: {answer.detail}")
 
 
