@@ -56,7 +56,7 @@ def random_inputs(shapes: list[list[int]], dtypes: list[str], seed: int) -> list
     rng = np.random.default_rng(seed)
     out = []
     for shape, dtype in zip(shapes, dtypes, strict=True):
-        dt = numpy_dtype(dtype)
+        dt = np.dtype(dtype)
         if dt.kind == "f":
             out.append(rng.uniform(-1, 1, shape).astype(dt))
         elif dt.kind == "b":
@@ -64,15 +64,6 @@ def random_inputs(shapes: list[list[int]], dtypes: list[str], seed: int) -> list
         else:
             out.append(rng.integers(0, 4, shape).astype(dt))
     return out
-
-
-def numpy_dtype(text: str) -> np.dtype:
-    """An MLIR element type's numpy dtype (f32, i64, i1, ...)."""
-    names = {"i1": "bool", "bf16": "float32"}
-    if text in names:
-        return np.dtype(names[text])
-    kind, bits = text[0], text[1:]
-    return np.dtype({"f": "float", "i": "int", "u": "uint", "s": "int"}[kind] + bits)
 
 
 class _Loaded:
@@ -116,7 +107,7 @@ def run_in_worker(job: RunJob) -> RunResult:
         return RunResult([], "run", f"load: {type(err).__name__}: {err}")
     loaded.set_threads(job.threads)
     outs = [
-        np.zeros(s, numpy_dtype(d))
+        np.zeros(s, np.dtype(d))
         for s, d in zip(job.shapes[job.n_inputs :], job.dtypes[job.n_inputs :], strict=True)
     ]
     args = [a.ctypes.data for a in [*job.inputs, *outs]]

@@ -18,15 +18,14 @@ from nnvm.rpc.errors import RPCError, RPCSessionCrashed, RPCTimeoutError
 from nnvm.runtime import graph_runtime
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
-from nnvm.tune.measure import RunJob, RunResult, numpy_dtype
+from nnvm.tune.measure import RunJob, RunResult
 from nnvm.tune.runner import MeasureOptions, Runner
 
 
 def one_kernel_graph(job: RunJob) -> ExecutorGraph:
     """An executor graph that calls the job's kernel once, on graph inputs into graph outputs."""
     infos = [
-        TensorInfo(list(s), numpy_dtype(d).name)
-        for s, d in zip(job.shapes, job.dtypes, strict=True)
+        TensorInfo(list(s), np.dtype(d).name) for s, d in zip(job.shapes, job.dtypes, strict=True)
     ]
     ins, outs = infos[: job.n_inputs], infos[job.n_inputs :]
     graph = ExecutorGraph(

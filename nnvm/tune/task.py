@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from nnvm.compiler.build import graph_passes, kernel_module
 from nnvm.compiler.executor_graph import executor_graph
+from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.te.ops import ComputeOp
 from nnvm.dialects.te.workload import workload_key, workload_shapes
 from nnvm.passes.fuse import FUSED_PREFIX
@@ -38,6 +39,7 @@ class Task:
     graph_text: str
     shapes: list[list[int]]
     dtypes: list[str]
+    """numpy dtype names of the arguments (inputs, then outputs)."""
     n_inputs: int
     weight: int
     flops: int
@@ -119,7 +121,7 @@ def extract_tasks(
             te_text=ir_text(te_module),
             graph_text=ir_text(graph_module),
             shapes=workload_shapes(fn),
-            dtypes=[str(t.element_type) for t in types],  # type: ignore[attr-defined]
+            dtypes=[numpy_dtype_of(t.element_type).name for t in types],  # type: ignore[attr-defined]
             n_inputs=len(fn.function_type.inputs.data),
             weight=calls.get(name, 1),
             flops=_flops(fn),
