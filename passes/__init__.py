@@ -22,5 +22,8 @@ PASSES: dict[str, PassFactory] = {
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
     ),
+    "hoist-loop-invariant-accesses": lazy_pass(
+        ".hoist_loop_invariant_accesses", "HoistLoopInvariantAccessesPass", __name__
+    ),
     "apply-tuning-log": lazy_pass(".apply_tuning_log", "ApplyTuningLogPass", __name__),
 }

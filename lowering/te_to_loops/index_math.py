@@ -47,6 +47,13 @@ class IndexMath(Emitter):
             raise NotVectorizable
         if sign < 0 and a.ssa is b.ssa and a.kind == b.kind:
             return self.cval(0)
+        if sign < 0 and a.kind == "u" and b.kind == "u" and isinstance(a.ssa.owner, arith.AddiOp):
+            # (x + y) - y = x: a tile buffer's index, the region's offset added and taken off
+            # again, stays the unrolled constant (so hoist-loop-invariant-accesses sees it)
+            lhs, rhs = a.ssa.owner.lhs, a.ssa.owner.rhs
+            if rhs is b.ssa or lhs is b.ssa:
+                x = lhs if rhs is b.ssa else rhs
+                return Val(x, "u", known_multiple(x))
         cb = self.const_of(b)
         if cb == 0:
             return a

@@ -132,11 +132,13 @@ class CPUTarget(Target):
         from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
         from nnvm.lowering.to_te.lower_to_te import LowerToTE
         from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+        from nnvm.passes.hoist_loop_invariant_accesses import HoistLoopInvariantAccessesPass
 
         return [
             LowerToTE(target=self),
             ApplyDefaultSchedulePass(target=self),
             LowerTEToLoops(target=self),
+            HoistLoopInvariantAccessesPass(),  # register tiles in SSA, not left to LLVM's LICM
             ConvertToLLVM(),  # with the thread pool's parallel loops, registered by nnvm.universe
         ]
 

@@ -160,6 +160,7 @@ def test_dump_ir_writes_every_stage(tmp_path: Path) -> None:
         "lower-to-te.mlir",
         "apply-default-schedule.mlir",
         "lower-te-to-loops.mlir",
+        "hoist-loop-invariant-accesses.mlir",
         "convert-to-llvm.mlir",
     ]
 

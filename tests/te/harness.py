@@ -16,6 +16,7 @@ from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops
 from nnvm.lowering.to_te.lower_to_te import LowerToTE
 from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+from nnvm.passes.hoist_loop_invariant_accesses import HoistLoopInvariantAccessesPass
 from nnvm.reference import run_reference
 from nnvm.registry import make_context
 from nnvm.support.diagnostics import parse_module
@@ -65,6 +66,7 @@ def lower(module: ModuleOp, schedule: str | None = "default") -> ModuleOp:
     elif schedule:
         attach_schedule(m, schedule)
     LowerTEToLoops().apply(CTX, m)
+    HoistLoopInvariantAccessesPass().apply(CTX, m)  # as the CPU target's kernel passes do
     m.verify()
     assert_no_stray_uses(m)
     return m
