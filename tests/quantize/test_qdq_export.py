@@ -1,0 +1,55 @@
+"""The QDQ export is the same int8 model: onnxruntime running it agrees with our int8 build
+(far closer than either is to fp32), and what it cannot export is a located UserError."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import nnvm
+from nnvm.compiler import build
+from nnvm.frontend import from_onnx
+from nnvm.quantize import quantize
+from nnvm.quantize.model import prepare
+from nnvm.quantize.qdq_export import qdq_model
+from nnvm.runtime import graph_runtime
+from nnvm.support.errors import UserError
+from nnvm.testing import onnx_models
+from nnvm.testing.onnx_models import random_inputs
+
+
+def _ort(model) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def test_onnxruntime_runs_the_same_int8_transformer():
+    model = onnx_models.transformer_encoder(layers=1, seq=16, hidden=32, heads=2, ffn=64)
+    module, params = from_onnx(model)
+    cal_inputs = [random_inputs(model, seed=100 + k) for k in range(8)]
+    q_module, q_params, cal = quantize(module, params, cal_inputs, engine="reference")
+    qdq = qdq_model(model, prepare(module, params), cal)
+    ops = [n.op_type for n in qdq.graph.node]
+    assert ops.count("MatMul") == 8 and ops.count("QuantizeLinear") >= 7 * 2
+    graph, lib, p = build(q_module, params=q_params)
+    ours = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    ours.set_input(**p)
+    int8, fp32 = _ort(qdq), _ort(model)
+    for seed in (1, 2, 3):
+        feed = random_inputs(model, seed=seed)
+        ours.run(**feed)
+        got = ours.get_output(0)
+        theirs = int8.run(None, feed)[0]
+        float_err = np.abs(fp32.run(None, feed)[0] - theirs).max()
+        assert float_err > 1e-3  # quantization is visible ...
+        assert np.abs(got - theirs).max() <= 1e-3 * float_err  # ... and both made the same
+
+
+def test_conv_anchors_are_refused():
+    model = onnx_models.resnet_like(image=16, width=4, stages=(1,), num_classes=3)
+    module, params = from_onnx(model)
+    cal = quantize(module, params, [random_inputs(model, seed=0)], engine="reference")[2]
+    with pytest.raises(UserError, match="dense and matmul anchors only"):
+        qdq_model(model, prepare(module, params), cal)
