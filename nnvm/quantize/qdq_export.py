@@ -91,9 +91,16 @@ def qdq_model(
     inits.append(numpy_helper.from_array(np.array(0, np.int8), zero))
     inserted: dict[int, list[onnx.NodeProto]] = {}
 
-    def qdq(value: str, scale: float, tag: str, before: list[onnx.NodeProto]) -> str:
+    def qdq(value: str, scale: float, tag: str, before: list[onnx.NodeProto], sym: bool) -> str:
         s = f"qdq.{tag}.scale"
         inits.append(numpy_helper.from_array(np.array(scale, np.float32), s))
+        if sym:  # the pass clips inputs to [-127, 127]; QuantizeLinear alone saturates at -128
+            lo, hi = f"qdq.{tag}.lo", f"qdq.{tag}.hi"
+            edge = np.float32(rq.QMAX * scale)
+            inits.append(numpy_helper.from_array(np.array(-edge, np.float32), lo))
+            inits.append(numpy_helper.from_array(np.array(edge, np.float32), hi))
+            before.append(helper.make_node("Clip", [value, lo, hi], [f"{tag}.clipped"]))
+            value = f"{tag}.clipped"
         before.append(helper.make_node("QuantizeLinear", [value, s, zero], [f"{tag}.q"]))
         before.append(helper.make_node("DequantizeLinear", [f"{tag}.q", s, zero], [f"{tag}.dq"]))
         return f"{tag}.dq"
@@ -108,7 +115,7 @@ def qdq_model(
             rq.activation_scale(calibration.range_of(f"{a.key}/in{k}", method), False)
             for k in range(len(a.activations))
         ]
-        ins = [qdq(node.input[k], s, f"{tag}.in{k}", pre) for k, s in enumerate(scales)]
+        ins = [qdq(node.input[k], s, f"{tag}.in{k}", pre, True) for k, s in enumerate(scales)]
         if a.weight is not None:
             w = constant_value(a.weight, store)  # dense: [N, K]
             ws = rq.weight_scales(w, a.weight_axis, False)
@@ -128,7 +135,7 @@ def qdq_model(
             raw = f"{tag}.out.raw"
             node.output[0] = raw
             s = rq.activation_scale(calibration.range_of(f"{a.key}/out", method), False)
-            renames[qdq(raw, s, f"{tag}.out", post)] = y
+            renames[qdq(raw, s, f"{tag}.out", post, False)] = y
         inserted[i] = [*pre, node, *post]
     nodes = [_copy(n) for i, old in enumerate(g.node) for n in inserted.get(i, [old])]
     for n in nodes:  # the output's DQ writes the MatMul's old name, so readers need no edit
