@@ -275,3 +275,27 @@ def test_packed_matmul_panels_keep_results(m: int, k: int, n: int) -> None:
     assert "pack" in str(module)
     check(parse(text), atol=1e-4)
     check(parse(text), schedule=None, atol=1e-4)
+
+
+UNBLOCK_RESHAPE = """
+func.func @k(%x: tensor<1x3x5x7x16xf32>) -> tensor<1x48x35xf32> {
+  %t = nnvm.layout_transform %x {src_layout = "NCHW16c", dst_layout = "NCHW"} : (tensor<1x3x5x7x16xf32>) -> tensor<1x48x5x7xf32>
+  %r = nnvm.reshape %t {shape = [1, 48, 35]} : (tensor<1x48x5x7xf32>) -> tensor<1x48x35xf32>
+  func.return %r : tensor<1x48x35xf32>
+}
+"""
+
+
+def test_reshape_of_an_inlined_unblocking_is_not_a_vector_of_gathers() -> None:
+    """The reshape reads its input along its last axis, but the inlined NCHW16c -> NCHW
+    transform under it reads with a stride of 16: the default schedule must see through the
+    inlining and keep a scalar inner loop (a fused vector loop lowers to per-lane div/mod)."""
+    module = parse(UNBLOCK_RESHAPE)
+    LowerToTE().apply(CTX, module)
+    from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+
+    ApplyDefaultSchedulePass().apply(CTX, module)
+    prims = [p for op in module.walk() if isinstance(op, ScheduleOp) for p in op.body.block.ops]
+    assert any(isinstance(p, ComputeInlineOp) for p in prims)
+    assert not any(isinstance(p, VectorizeOp) for p in prims)
+    check(parse(UNBLOCK_RESHAPE), atol=0)
