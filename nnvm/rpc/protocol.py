@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
@@ -60,6 +61,32 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
             raise RPCConnectionError(f"the peer closed the connection {what}")
         got += k
     return bytes(buf)
+
+
+def close_gracefully(sock: socket.socket, linger: float = 1.0, max_drain: int = 1 << 20) -> None:
+    """Close after the peer has had the chance to read what was sent last (a final error).
+
+    Closing a TCP socket whose receive buffer holds unread bytes (the rest of a malformed frame
+    the server gave up on) sends a reset instead of a FIN, and a reset may discard the reply still
+    in flight to the peer. So: send FIN first, read and drop what the peer still sends until it
+    closes, `linger` seconds pass or `max_drain` bytes arrive, then close."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(linger)
+        deadline = time.monotonic() + linger
+        drained = 0
+        while drained < max_drain and time.monotonic() < deadline:
+            data = sock.recv(65536)
+            if not data:
+                break
+            drained += len(data)
+    except OSError:  # timeouts included: the peer keeps the connection open; stop waiting
+        pass
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
 
 
 def send_all(sock: socket.socket, *parts: bytes | memoryview) -> None:

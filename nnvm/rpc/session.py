@@ -467,8 +467,5 @@ def run_session(sock: socket.socket, work_path: str, config: SessionConfig) -> i
             json.dump(session.summary(), f)
     except OSError:
         pass
-    try:
-        sock.close()
-    except OSError:
-        pass
+    protocol.close_gracefully(sock)
     return code
