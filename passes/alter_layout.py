@@ -318,7 +318,7 @@ def _matmul_weight(w: SSAValue, rows: int, panel: int) -> tuple[list[Operation],
     the product is big enough to pack, the [N/P, K, P] column panels the matmul's register
     tiles stream (packed once here, by fold-constants, instead of on every call)."""
     n, k = shape_of(w)
-    if should_pack(rows, k, n, panel):
+    if should_pack(rows, k, n, panel, constant=True):
         panels = ReshapeOp.make(w, shape=[n // panel, panel, k])
         packed = TransposeOp.make(panels.results[0], perm=[0, 2, 1])
         if w.name_hint:
