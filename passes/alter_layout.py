@@ -185,11 +185,14 @@ class BlockConv2D(RewritePattern):
 
     def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A conv over fewer input channels than a block (an image stem) that cannot block its
-        input: it reads NCHW and writes NCHW<b>c with an OIHW<c>i<b>o kernel."""
+        input: it reads NCHW and writes NCHW<b>c with an OIHW<c>i<b>o kernel, the output
+        block the largest that divides its channels (ShuffleNet's 24-channel stem takes 8;
+        left in NCHW it ran at 2% of the machine's peak, 41% of the model's time)."""
         if not _plain_float_conv(op):
             return False
         x, w = op.operands
-        c, o, b = shape_of(x)[1], shape_of(w)[0], self.block
+        c, o = shape_of(x)[1], shape_of(w)[0]
+        b = conv_block(o, o, self.block)
         if c >= b or o % b:
             return False
         layout, kernel_layout = f"NCHW{b}c", f"OIHW{c}i{b}o"

@@ -1,5 +1,6 @@
 // RUN: nnvm-opt %s -p alter-layout | filecheck %s
 // RUN: nnvm-opt %s -p 'alter-layout{block=4}' | filecheck %s --check-prefix=B4
+// RUN: nnvm-opt %s -p 'alter-layout{block=16}' | filecheck %s --check-prefix=B16
 // RUN: nnvm-opt %s -p alter-layout --mlir-pass-statistics -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
 // RUN: not nnvm-opt %s -p 'alter-layout{block=0}' 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: error: alter-layout: block must be >= 1, got 0
@@ -123,6 +124,16 @@ func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: ten
   func.return %c10, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
 }
 
+// A stem whose output channels the block does not divide takes the largest block that does:
+// 24 channels under block=16 write NCHW8c (ShuffleNet's stem; it stayed NCHW before).
+// B16-LABEL: func.func @stem_24
+// B16:         nnvm.conv2d %x, %{{.*}} {strides = [2, 2], padding = [1, 1, 1, 1], kernel_layout = "OIHW3i8o", out_layout = "NCHW8c"} : (tensor<1x3x8x8xf32>, tensor<3x1x3x3x3x8xf32>) -> tensor<1x3x4x4x8xf32>
+func.func @stem_24(%x: tensor<1x3x8x8xf32>) -> tensor<1x24x4x4xf32> {
+  %w = nnvm.param "w" : tensor<24x3x3x3xf32>
+  %c = nnvm.conv2d %x, %w {strides = [2, 2], padding = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<24x3x3x3xf32>) -> tensor<1x24x4x4xf32>
+  func.return %c : tensor<1x24x4x4xf32>
+}
+
 // An lstm with constant weights reads them transposed, [dirs, K, 4H]; runtime weights stay.
 // CHECK-LABEL: func.func @lstm_weights
 // CHECK:         %[[WT:.*]] = nnvm.transpose %w {perm = [0, 2, 1]} : (tensor<1x16x3xf32>) -> tensor<1x3x16xf32>
@@ -242,9 +253,9 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 7 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 8 blocked-convs - conv2d ops blocked
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 8 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -98,3 +98,17 @@ def test_conv_rows_no_tile_divides(channels, hw, kernel, pads, dilation) -> None
     )
     x_shape = [1, channels, hw, hw]
     _check(_model(node, x_shape, {"w": [channels, channels, *kernel]}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "out_channels, hw, stride",
+    [
+        (24, 17, 2),  # ShuffleNet's stem: 8-channel output blocks under a 16-wide block
+        (40, 9, 1),
+        (12, 8, 2),  # no block of 8 or more divides 12: left in NCHW
+    ],
+)
+def test_stem_conv_output_channels_no_block_divides(out_channels, hw, stride) -> None:
+    node = helper.make_node("Conv", ["x", "w"], ["y"], strides=[stride, stride], pads=[1] * 4)
+    x_shape = [1, 3, hw, hw]
+    _check(_model(node, x_shape, {"w": [out_channels, 3, 3, 3]}), x_shape)
