@@ -134,6 +134,15 @@ func.func @stem_24(%x: tensor<1x3x8x8xf32>) -> tensor<1x24x4x4xf32> {
   func.return %c : tensor<1x24x4x4xf32>
 }
 
+// A grouped conv with 8 channels per group blocks by 8 under block=16 (RegNet's).
+// B16-LABEL: func.func @grouped_8_per_group
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {padding = [1, 1, 1, 1], groups = 6, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
+func.func @grouped_8_per_group(%x: tensor<1x48x6x6xf32>) -> tensor<1x48x6x6xf32> {
+  %w = nnvm.param "w" : tensor<48x8x3x3xf32>
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], groups = 6} : (tensor<1x48x6x6xf32>, tensor<48x8x3x3xf32>) -> tensor<1x48x6x6xf32>
+  func.return %c : tensor<1x48x6x6xf32>
+}
+
 // An lstm with constant weights reads them transposed, [dirs, K, 4H]; runtime weights stay.
 // CHECK-LABEL: func.func @lstm_weights
 // CHECK:         %[[WT:.*]] = nnvm.transpose %w {perm = [0, 2, 1]} : (tensor<1x16x3xf32>) -> tensor<1x3x16xf32>
@@ -253,9 +262,9 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 8 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 9 blocked-convs - conv2d ops blocked
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 9 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 11 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -64,6 +64,7 @@ def test_matmul_with_rows_no_tile_divides(x_shape, w_shape) -> None:
         (32, 2, 9, 3, 2, 1),  # strided
         (128, 32, 12, 3, 1, 1),  # 4 per group: stays NCHW (blocks would span groups)
         (48, 4, 8, 1, 1, 1),  # 12 per group
+        (48, 6, 10, 3, 2, 1),  # 8 per group: 8-wide blocks under AVX-512's 16 (RegNet)
         (32, 32, 9, 3, 1, 2),  # depthwise, dilated
     ],
 )
