@@ -260,3 +260,22 @@ func.func private @fused_dense_bias_add_relu(%x: tensor<1x64xf32>, %w: tensor<16
   %r = nnvm.relu %a : (tensor<1x16xf32>) -> tensor<1x16xf32>
   func.return %r : tensor<1x16xf32>
 }
+
+// -----
+
+// A separable resize: the H pass gathers two rows per output row and the W pass reads two
+// values of it per output, so the H pass gets its own loop (inlined, each of its values was
+// computed twice); the bias_add it reads, elementwise, is still inlined.
+// CHECK-LABEL: func.func @bilinear_upsample
+// CHECK:         te.schedule {
+// CHECK-NEXT:      te.compute_inline "reshape"
+// CHECK-NEXT:      te.compute_inline "bias_add"
+// CHECK-NOT:       te.compute_inline
+// CHECK:           te.vectorize "resize.axis2"
+// CHECK:         }
+func.func @bilinear_upsample(%0: tensor<1x3x64xf32>, %1: tensor<3xf32>) -> tensor<1x3x32x32xf32> {
+  %2 = nnvm.reshape %0 {shape = [1, 3, 8, 8]} : (tensor<1x3x64xf32>) -> tensor<1x3x8x8xf32>
+  %3 = nnvm.bias_add %2, %1 : (tensor<1x3x8x8xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+  %4 = nnvm.resize %3 {size = [1, 3, 32, 32], mode = "linear", nearest_mode = "floor"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x32x32xf32>
+  func.return %4 : tensor<1x3x32x32xf32>
+}
