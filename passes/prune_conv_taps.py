@@ -12,7 +12,14 @@ The live taps along an axis are always one contiguous run (each tap's rows shift
 dilation), so pruning is a slice of the weight along H and W plus new padding; fold-constants
 precomputes the slice of a constant weight. Left alone: blocked layouts (run this before
 alter-layout), a window with no live tap at all, and a run whose new padding would have to be
-negative (the conv would then need its input cropped)."""
+negative (the conv would then need its input cropped).
+
+When the live taps differ from one band of output rows to the next (dilation 12 on a 16x16
+map: the rows 0-3 read taps 1-2, rows 4-11 tap 1 alone, rows 12-15 taps 0-1), the conv is split
+into one conv per band of rows and columns, each with the taps live there, on the slice of the
+input it reads and with no padding, and the bands are concatenated back. Only when at most
+MAX_BAND_WORK of the window's multiply-adds survive: DeepLab's rate-12 ASPP branch keeps a
+quarter of them."""
 
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -29,6 +37,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from nnvm.dialects.nnvm.base import is_static, shape_of
+from nnvm.dialects.nnvm.concat_split import ConcatOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.indexing import SliceOp
 from nnvm.passes.graph_utils import rebuild
@@ -103,6 +112,105 @@ class PruneDeadTaps(RewritePattern):
         self.pruned.append((kh * kw) - rk * ck)
 
 
+MAX_BANDS = 3
+"""Bands per axis a conv is split into (the edges and the middle of a map an atrous window
+overhangs on both sides)."""
+MAX_BAND_WORK = 0.6
+"""A conv is split into bands only when at most this share of its multiply-adds read the input:
+each band is a kernel of its own, with slices of its input and a concat after."""
+
+
+def tap_bands(
+    size: int, out: int, kernel: int, stride: int, pad_lo: int, dilation: int
+) -> list[tuple[int, int, int, int]] | None:
+    """The output positions of one axis in bands that read the same live taps: (first output,
+    end output, first tap, end tap) each, in order; None when some position reads no input."""
+    bands: list[tuple[int, int, int, int]] = []
+    for y in range(out):
+        live = [t for t in range(kernel) if 0 <= y * stride - pad_lo + t * dilation < size]
+        if not live:
+            return None
+        first, end = live[0], live[-1] + 1
+        if bands and bands[-1][2:] == (first, end):
+            bands[-1] = (bands[-1][0], y + 1, first, end)
+        else:
+            bands.append((y, y + 1, first, end))
+    return bands
+
+
+@dataclass
+class SplitIntoTapBands(RewritePattern):
+    split: list[float]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return
+        if op.attr("out_layout") not in ("", "NCHW"):
+            return
+        if not all(is_static(v.type) for v in (*op.operands, op.results[0])):
+            return
+        x, w = op.operands
+        _, _, h, wd = shape_of(x)
+        _, _, kh, kw = shape_of(w)
+        _, _, oh, ow = shape_of(op.results[0])
+        if not oh or not ow:
+            return
+        (sh, sw), (dh, dw) = op.attr("strides"), op.attr("dilation")
+        top, left, _, _ = op.attr("padding")
+        rows = tap_bands(h, oh, kh, sh, top, dh)
+        cols = tap_bands(wd, ow, kw, sw, left, dw)
+        if rows is None or cols is None or len(rows) > MAX_BANDS or len(cols) > MAX_BANDS:
+            return
+        if len(rows) == 1 and len(cols) == 1:
+            return  # one band: prune-dead-taps' case, or nothing to gain
+        if (len(rows) > 1 and dh == 1) or (len(cols) > 1 and dw == 1):
+            return  # an undilated window overhangs a border row or two: not worth the kernels
+        work = sum((y1 - y0) * (t1 - t0) for y0, y1, t0, t1 in rows) / (oh * kh)
+        work *= sum((x1 - x0) * (t1 - t0) for x0, x1, t0, t1 in cols) / (ow * kw)
+        if work > MAX_BAND_WORK:
+            return
+        new_ops: list[Operation] = []
+        band_rows: list[SSAValue] = []
+        for y0, y1, r0, r1 in rows:
+            pieces: list[SSAValue] = []
+            for x0, x1, c0, c1 in cols:
+                # the input rows (and columns) the band reads: from its first output's first
+                # live tap to its last output's last live tap, all inside the input
+                i0 = y0 * sh - top + r0 * dh
+                i1 = (y1 - 1) * sh - top + (r1 - 1) * dh + 1
+                j0 = x0 * sw - left + c0 * dw
+                j1 = (x1 - 1) * sw - left + (c1 - 1) * dw + 1
+                band_input = x
+                if (i0, j0, i1, j1) != (0, 0, h, wd):
+                    xs = SliceOp.make(x, starts=[i0, j0], ends=[i1, j1], axes=[2, 3], steps=[1, 1])
+                    new_ops.append(xs)
+                    band_input = xs.results[0]
+                ws = SliceOp.make(w, starts=[r0, c0], ends=[r1, c1], axes=[2, 3], steps=[1, 1])
+                if w.name_hint:
+                    ws.results[0].name_hint = f"{w.name_hint}_taps{r0}to{r1}x{c0}to{c1}"
+                conv = rebuild(
+                    op,
+                    [band_input, ws.results[0]],
+                    padding=[0, 0, 0, 0],
+                    dilation=[dh if r1 - r0 > 1 else 1, dw if c1 - c0 > 1 else 1],
+                )
+                conv.results[0].name_hint = None
+                new_ops += [ws, conv]
+                pieces.append(conv.results[0])
+            if len(pieces) > 1:
+                row = ConcatOp.make(*pieces, axis=3)
+                new_ops.append(row)
+                band_rows.append(row.results[0])
+            else:
+                band_rows.append(pieces[0])
+        if len(band_rows) > 1:
+            new_ops.append(ConcatOp.make(*band_rows, axis=2))
+        new_ops[-1].results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, new_ops)
+        self.split.append(work)
+
+
 @dataclass(frozen=True)
 class PruneConvTapsPass(ModulePass):
     """Slice away convolution taps that read only padding (atrous convs on small maps)."""
@@ -112,5 +220,11 @@ class PruneConvTapsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         pruned: list[int] = []
         PatternRewriteWalker(PruneDeadTaps(pruned), apply_recursively=False).rewrite_module(op)
+        split: list[float] = []
+        PatternRewriteWalker(SplitIntoTapBands(split), apply_recursively=False).rewrite_module(op)
         record_statistic(op, self.name, "convs", len(pruned), "convs with dead taps pruned")
         record_statistic(op, self.name, "taps", sum(pruned), "window taps removed")
+        if split:
+            record_statistic(
+                op, self.name, "banded", len(split), "convs split into bands of live taps"
+            )

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_graph_rewrites import PASSES, check_pass, t
 
-from nnvm.passes.prune_conv_taps import PruneConvTapsPass, pruned_axis
+from nnvm.passes.prune_conv_taps import PruneConvTapsPass, pruned_axis, tap_bands
 
 PASSES["prune-conv-taps"] = PruneConvTapsPass
 
@@ -49,8 +49,29 @@ def test_aspp_branch_on_a_small_map_becomes_1x1(dilation: int) -> None:
 
 
 def test_partly_dead_window_keeps_its_live_rows() -> None:
-    # 5 rows, dilation 4, padding 8: taps 0 and 4 read rows -8 and 8, outside for every output
-    after = check_pass(conv((1, 3, 5, 7), (2, 3, 5, 3), [8, 1, 8, 1], (4, 1)), "prune-conv-taps")
+    # 7 rows, dilation 4, padding 8: taps 0 and 4 read rows -8 and 8, outside for every output;
+    # the other three read the input for most rows (too much work left to split into bands)
+    after = check_pass(conv((1, 3, 7, 7), (2, 3, 5, 3), [8, 1, 8, 1], (4, 1)), "prune-conv-taps")
+    assert conv_windows(after) == [(3, 3)]
+
+
+def test_atrous_window_overhanging_the_map_splits_into_bands() -> None:
+    # DeepLab's rate-12 ASPP branch on a 16x16 map: rows 0-3 read taps 1-2, rows 4-11 tap 1,
+    # rows 12-15 taps 0-1 (the same for columns): nine convs, a quarter of the work
+    text = conv((1, 8, 16, 16), (4, 8, 3, 3), [12] * 4, (12, 12))
+    after = check_pass(text, "prune-conv-taps")
+    assert conv_windows(after) == [(a, b) for a in (2, 1, 2) for b in (2, 1, 2)]
+    convs = [op for op in after.walk() if op.name == "nnvm.conv2d"]
+    assert all(list(op.attr("padding")) == [0, 0, 0, 0] for op in convs)
+    assert [tuple(op.results[0].type.get_shape()[2:]) for op in convs][:3] == [
+        (4, 4),
+        (4, 8),
+        (4, 4),
+    ]
+
+
+def test_undilated_convs_on_small_maps_are_not_split() -> None:
+    after = check_pass(conv((1, 3, 2, 2), (2, 3, 3, 3), [1, 1, 1, 1], (1, 1)), "prune-conv-taps")
     assert conv_windows(after) == [(3, 3)]
 
 
@@ -85,4 +106,10 @@ def test_pruning_keeps_the_result(size, kernel, stride, dilation, pad_lo, pad_hi
     )
     after = check_pass(text, "prune-conv-taps")
     plan = pruned_axis(size, out, kernel, stride, pad_lo, dilation)
-    assert conv_windows(after) == [(plan[1] if plan else kernel, 1)]
+    bands = tap_bands(size, out, kernel, stride, pad_lo, dilation)
+    windows = conv_windows(after)
+    if len(windows) == 1:
+        assert windows == [(plan[1] if plan else kernel, 1)]
+    else:  # split into bands of output rows, each with the taps live there
+        assert dilation > 1 and bands is not None
+        assert windows == [(t1 - t0, 1) for _, _, t0, t1 in bands]
