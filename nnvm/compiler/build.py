@@ -78,10 +78,15 @@ graph pipeline, before kernels are lowered), 'before:NAME' or 'after:NAME' of a 
 
 
 def graph_passes(
-    opt_level: int, target: Target, extra: UserPasses | None = None
+    opt_level: int,
+    target: Target,
+    extra: UserPasses | None = None,
+    devices: Sequence[Target] = (),
 ) -> list[ModulePass]:
     """The graph pipeline as pass objects, with the target's options set on them (the layout
-    block of alter-layout, ...) and the user's passes at their points."""
+    block of alter-layout, ...) and the user's passes at their points. The devices' options
+    override the host's: the graph is shared, and a kernel a device takes must come out of the
+    passes in a form it runs (an accelerator may ask alter-layout to leave weights unpacked)."""
     names = graph_pipeline(opt_level)
     points = dict(extra or {})
     known = {"start", "end"} | {
@@ -104,7 +109,9 @@ def graph_passes(
         name = spec.split("{")[0]
         out += user(f"before:{name}")
         (p,) = build_pipeline([spec])
-        options = target.pass_options(p.name)
+        options = dict(target.pass_options(p.name))
+        for device in devices:
+            options.update(device.pass_options(p.name))
         out.append(dataclasses.replace(p, **options) if options else p)
         out += user(f"after:{name}")
     return out + user("end")
@@ -383,7 +390,7 @@ def build(
     start = time.perf_counter()
     if dump is not None:
         (dump / "00-input.mlir").write_text(ir_text(module))
-    pipeline = graph_passes(opt_level, host, passes)
+    pipeline = graph_passes(opt_level, host, passes, device_targets)
     each = dump is not None or verify_each()
     for k, p in enumerate(pipeline):
         report("graph passes", k, len(pipeline))
