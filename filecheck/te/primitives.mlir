@@ -102,12 +102,15 @@ func.func @fuse(%x: tensor<5x9xf32>) -> tensor<5x9xf32> {
 
 // -----
 
-// vectorize: a short innermost loop becomes one vector op per formula op.
+// vectorize: a short innermost loop becomes one vector op per formula op. Longer than one
+// native vector (8 lanes here) and not a multiple of it, it is whole native vectors with the
+// last lanes masked off (LLVM splits a <9 x float> load, a <29 x float> into four pieces).
 // CHECK-LABEL: func.func @vectorize
 // CHECK:      scf.for %i = %c0 to %c5 step %c1 {
-// CHECK-NEXT:   %[[V:.*]] = vector.load %x[%i, %c0] : memref<5x9xf32>, vector<9xf32>
-// CHECK-NEXT:   %[[E:.*]] = math.exp %[[V]] : vector<9xf32>
-// CHECK-NEXT:   vector.store %[[E]], %out[%i, %c0] : memref<5x9xf32>, vector<9xf32>
+// CHECK-NEXT:   %[[M:.*]] = vector.create_mask %c9 : vector<16xi1>
+// CHECK:        %[[V:.*]] = vector.maskedload %x[%i, %c0], %[[M]], %{{.*}} : memref<5x9xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT:   %[[E:.*]] = math.exp %[[V]] : vector<16xf32>
+// CHECK-NEXT:   vector.maskedstore %out[%i, %c0], %[[M]], %[[E]] : memref<5x9xf32>, vector<16xi1>, vector<16xf32>
 func.func @vectorize(%x: tensor<5x9xf32>) -> tensor<5x9xf32> {
   %y = te.compute "y" [i, j] = exp(%x[i, j]) : (tensor<5x9xf32>) -> tensor<5x9xf32>
   te.schedule {
@@ -232,9 +235,10 @@ func.func @compute_root(%x: tensor<5x9xf32>) -> tensor<5x9xf32> {
 // -----
 
 // compute_at: the producer is computed inside the consumer's loop, over the region one
-// iteration reads (here a row of 9), into a small buffer hoisted to the entry.
+// iteration reads (here a row of 9), into a small buffer hoisted to the entry; its rows hold
+// whole native vectors (9 -> 16 at 8 lanes), so vector accesses to it need no mask.
 // CHECK-LABEL: func.func @compute_at
-// CHECK:      %[[L:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x9xf32>
+// CHECK:      %[[L:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:      scf.for %i = %c0 to %c5 step %c1 {
 // CHECK-NEXT:   scf.for %j = %c0 to %c9 step %c1 {
 // CHECK:          memref.store %{{.*}}, %[[L]][%c0, %j]
@@ -276,9 +280,9 @@ func.func @compute_at_tile(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor
 
 // -----
 
-// cache_write: C.local accumulates one row in a local buffer; C copies it out.
+// cache_write: C.local accumulates one row in a local buffer (of whole vectors); C copies it out.
 // CHECK-LABEL: func.func @cache_write
-// CHECK:      %[[L:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x9xf32>
+// CHECK:      %[[L:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:      scf.for %i = %c0 to %c5 step %c1 {
 // CHECK:          scf.for %k = %c0 to %c16 step %c1 {
 // CHECK:            memref.store %{{.*}}, %[[L]][%c0, %j]
@@ -299,7 +303,7 @@ func.func @cache_write(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9
 // cache_read: the readers read a copy; computed at a loop, the copy is the panel that one
 // iteration uses (here the row k of B, copied inside the k loop).
 // CHECK-LABEL: func.func @cache_read
-// CHECK:      %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x9xf32>
+// CHECK:      %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:      scf.for %k = %c0 to %c16 step %c1 {
 // CHECK-NEXT:   scf.for %ax1 = %c0 to %c9 step %c1 {
 // CHECK-NEXT:     %[[B:.*]] = memref.load %B[%k, %ax1]

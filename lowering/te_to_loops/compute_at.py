@@ -8,7 +8,7 @@ import math
 from xdsl.dialects import arith, memref
 from xdsl.ir import SSAValue
 
-from nnvm.dialects.te.exprs import element_bits
+from nnvm.dialects.te.exprs import element_bits, native_lanes
 from nnvm.dialects.te.stage_tree import IterVar, Stage
 from nnvm.lowering.te_to_loops.bounds import (
     DimRegion,
@@ -77,6 +77,13 @@ def attached_region(
         return region, scope.views[producer]
     elt = producer.value.type.element_type  # type: ignore[attr-defined]
     shape = [r.extent for r in regions]
+    lanes = native_lanes(elt, gen.vector_bits)
+    if shape and shape[-1] > lanes and shape[-1] % lanes:
+        # rows of whole native vectors: a vectorized row of 29 runs as two 16-lane vectors
+        # with the last lanes masked off, and a register tile's own rows must hold them for its
+        # loads and stores to stay plain (hoist-loop-invariant-accesses keeps those, not
+        # masked ones, in registers)
+        shape[-1] = -(-shape[-1] // lanes) * lanes
     nbytes = math.prod(shape) * max(element_bits(elt) // 8, 1)
     if nbytes > STACK_LIMIT:
         alloca = memref.AllocOp.get(elt, ALIGNMENT, shape)

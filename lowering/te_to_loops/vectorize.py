@@ -133,7 +133,13 @@ class VectorEmitter(IndexMath):
         native = native_lanes(nest.elt, self.vector_bits)
         if ub_dyn is None:
             if static <= MAX_LANES:
-                if static == 1 or not try_vector(Val(self.index(0), "l", BIG), static):
+                if static > native and static % native and masked_tail:
+                    # whole native vectors, the last lanes masked off: a <29 x float> is
+                    # split by LLVM into 16 + 8 + 4 + 1 lanes, four registers per value (a
+                    # 14-row register tile of them spills; LLaMA's 29-token attention ran at 2%
+                    # of peak)
+                    tail(self.index(0), self.index(static), -(-static // native) * native)
+                elif static == 1 or not try_vector(Val(self.index(0), "l", BIG), static):
                     scalar_loop(self.index(0), self.index(static))
                 return
             main = static - static % native

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import func
+from xdsl.dialects import math as math_dialect
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te.analysis import (
@@ -115,7 +116,10 @@ class KernelScheduler:
         if not info.readers or not all(isinstance(r, ComputeOp) for r in info.readers):
             return False
         if is_elementwise(op):
-            return True
+            # each reader recomputes it: a few arithmetic ops, not a transcendental function
+            # (softmax's exp, read by the sum and the division: inlined into the scalar sum
+            # over a 29-token row, LLaMA's softmax ran at 1% of the machine's bandwidth)
+            return len(info.readers) == 1 or not _calls_transcendental(op)
         if len(info.readers) != 1:
             return False
         # a stage that gathers taps itself (the H pass of a separable resize), read at several
@@ -395,6 +399,27 @@ def _block_lanes(op: ComputeOp, lanes: int) -> int:
 def _reads_of(reader: Operation, value: SSAValue) -> int:
     """How many places of `reader`'s formula read `value`."""
     return sum(1 for r in reader.walk() if isinstance(r, ReadOp) and r.tensor == value)
+
+
+_CHEAP_MATH = (
+    math_dialect.SqrtOp,
+    math_dialect.RsqrtOp,
+    math_dialect.AbsFOp,
+    math_dialect.AbsIOp,
+    math_dialect.FloorOp,
+    math_dialect.CeilOp,
+    math_dialect.RoundOp,
+    math_dialect.RoundEvenOp,
+    math_dialect.TruncOp,
+    math_dialect.CopySignOp,
+    math_dialect.FmaOp,
+)
+"""math ops that are one instruction (or a few) on x86; the others are polynomial expansions."""
+
+
+def _calls_transcendental(op: ComputeOp) -> bool:
+    """Does the formula evaluate exp, log, erf, tanh, pow, a trigonometric function, ...?"""
+    return any(o.dialect_name() == "math" and not isinstance(o, _CHEAP_MATH) for o in op.walk())
 
 
 def _has_taps(op: ComputeOp) -> bool:
