@@ -143,6 +143,19 @@ func.func @grouped_8_per_group(%x: tensor<1x48x6x6xf32>) -> tensor<1x48x6x6xf32>
   func.return %c : tensor<1x48x6x6xf32>
 }
 
+// 1x1 convs whose channels only an 8-wide block divides under block=16: with much work per
+// byte (384 -> 264) the matmul (full vectors along H*W), with little (40 -> 120) NCHW8c.
+// B16-LABEL: func.func @narrow_blocks_1x1
+// B16:         nnvm.matmul %{{.*}}, %{{.*}} : (tensor<264x384xf32>, tensor<1x384x25xf32>) -> tensor<1x264x25xf32>
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
+func.func @narrow_blocks_1x1(%x: tensor<1x384x5x5xf32>, %z: tensor<1x40x5x5xf32>) -> (tensor<1x264x5x5xf32>, tensor<1x120x5x5xf32>) {
+  %w = nnvm.param "w" : tensor<264x384x1x1xf32>
+  %v = nnvm.param "v" : tensor<120x40x1x1xf32>
+  %y = nnvm.conv2d %x, %w : (tensor<1x384x5x5xf32>, tensor<264x384x1x1xf32>) -> tensor<1x264x5x5xf32>
+  %u = nnvm.conv2d %z, %v : (tensor<1x40x5x5xf32>, tensor<120x40x1x1xf32>) -> tensor<1x120x5x5xf32>
+  func.return %y, %u : tensor<1x264x5x5xf32>, tensor<1x120x5x5xf32>
+}
+
 // An lstm with constant weights reads them transposed, [dirs, K, 4H]; runtime weights stay.
 // CHECK-LABEL: func.func @lstm_weights
 // CHECK:         %[[WT:.*]] = nnvm.transpose %w {perm = [0, 2, 1]} : (tensor<1x16x3xf32>) -> tensor<1x3x16xf32>
@@ -262,9 +275,9 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 9 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 11 blocked-convs - conv2d ops blocked
 // STATS-NEXT:   (S) 9 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 11 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 15 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -113,3 +113,18 @@ def test_stem_conv_output_channels_no_block_divides(out_channels, hw, stride) ->
     node = helper.make_node("Conv", ["x", "w"], ["y"], strides=[stride, stride], pads=[1] * 4)
     x_shape = [1, 3, hw, hw]
     _check(_model(node, x_shape, {"w": [out_channels, 3, 3, 3]}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "in_channels, out_channels, hw, kernel",
+    [
+        (40, 40, 9, 3),  # 5 blocks of 8: register tiles of 2 blocks, the last one a tail
+        (24, 56, 7, 1),  # 7 blocks of 8
+        (384, 264, 5, 1),  # 33 blocks of 8, much work per byte: the 1x1 conv runs as a matmul
+    ],
+)
+def test_conv_odd_channel_blocks(in_channels, out_channels, hw, kernel) -> None:
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[kernel // 2] * 4)
+    x_shape = [2, in_channels, hw, hw]
+    w_shape = [out_channels, in_channels, kernel, kernel]
+    _check(_model(node, x_shape, {"w": w_shape}), x_shape)
