@@ -74,17 +74,22 @@ def pruned_axis(
     return first, extent, lo, hi
 
 
+def _plain_static(op: Conv2DOp) -> bool:
+    """An NCHW/OIHW conv (in and out) on static shapes: the ones this pass rewrites."""
+    if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+        return False
+    if op.attr("out_layout") not in ("", "NCHW"):
+        return False
+    return all(is_static(v.type) for v in (*op.operands, op.results[0]))
+
+
 @dataclass
 class PruneDeadTaps(RewritePattern):
     pruned: list[int]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
-        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
-            return
-        if op.attr("out_layout") not in ("", "NCHW"):
-            return
-        if not all(is_static(v.type) for v in (*op.operands, op.results[0])):
+        if not _plain_static(op):
             return
         _, _, h, w = shape_of(op.operands[0])
         _, _, kh, kw = shape_of(op.operands[1])
@@ -144,11 +149,7 @@ class SplitIntoTapBands(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
-        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
-            return
-        if op.attr("out_layout") not in ("", "NCHW"):
-            return
-        if not all(is_static(v.type) for v in (*op.operands, op.results[0])):
+        if not _plain_static(op):
             return
         x, w = op.operands
         _, _, h, wd = shape_of(x)
