@@ -118,7 +118,7 @@ def test_stem_conv_output_channels_no_block_divides(out_channels, hw, stride) ->
 @pytest.mark.parametrize(
     "in_channels, out_channels, hw, kernel",
     [
-        (40, 40, 9, 3),  # 5 blocks of 8: register tiles of 2 blocks, the last one a tail
+        (40, 40, 9, 3),  # 5 blocks of 8
         (24, 56, 7, 1),  # 7 blocks of 8
         (384, 264, 5, 1),  # 33 blocks of 8, much work per byte: the 1x1 conv runs as a matmul
     ],

@@ -34,8 +34,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     depthwise = len(anchor.reduce_names) <= 2
     max_blocks = 1 if depthwise else 2
     ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, max_blocks, tails=not depthwise)
-    blocks = [b for b in range(1, min(max_blocks, ncb) + 1) if ncb % b == 0 or not depthwise]
-    ocf = s.knob("conv.blocks", blocks, ocf)
+    ocf = s.knob("conv.blocks", [b for b in range(1, max_blocks + 1) if ncb % b == 0], ocf)
     owf = s.knob("conv.cols", range(1, min(s.accumulators // ocf, s.max_row_tile, ow) + 1), owf)
     whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
     if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
@@ -115,19 +114,13 @@ def _conv_tile(
 
     def score(blocks: int, cols: int) -> tuple[float, int, bool]:
         tiles = -(-ow // cols)
-        block_tiles = -(-ncb // blocks)
-        busy = (ow / (tiles * cols)) * (ncb / (block_tiles * blocks))
-        return blocks * cols * busy, blocks, ow % cols == 0 and ncb % blocks == 0
+        return blocks * cols * ow / (tiles * cols), blocks, ow % cols == 0
 
-    # channel blocks too may end in a tail (the last tile's second block guarded): an odd
-    # count of blocks (SqueezeNet's 1000 classes are 125 blocks of 8) then still gets two
-    # blocks a tile, half the broadcasts per multiply-add
-    block_tails = tails
     tails = tails or not any(ow % c == 0 for c in range(2, min(max_cols, ow) + 1))
     options = [
         (blocks, cols)
-        for blocks in range(1, min(max_blocks, ncb) + 1)
-        if block_tails or ncb % blocks == 0
+        for blocks in range(1, max_blocks + 1)
+        if ncb % blocks == 0
         for cols in range(1, min(budget // blocks, max_cols, ow) + 1)
         if tails or ow % cols == 0
     ]
