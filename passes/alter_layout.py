@@ -525,7 +525,9 @@ class SinkThroughPool(RewritePattern):
 
 @dataclass
 class SinkThroughConcat(RewritePattern):
-    """concat along C of tensors all in one blocked layout concatenates the C/b blocks."""
+    """concat of tensors all in one blocked layout, in that layout: along C it concatenates the
+    C/b blocks, along N, H or W the same axis of the blocked tensors (the bands of a conv split
+    by prune-conv-taps, which went back to NCHW and forward again around each concat)."""
 
     stats: _Stats
 
@@ -533,13 +535,12 @@ class SinkThroughConcat(RewritePattern):
     def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
         if not op.operands or len(shape_of(op.result)) != 4:
             return
-        if normalize_axis(op.attr("axis"), 4) != 1:
-            return
         sources = [blocked_source(v) for v in op.operands]
         if any(s is None for s in sources) or len({s[1] for s in sources}) != 1:  # type: ignore[index]
             return
         layout = sources[0][1]  # type: ignore[index]
-        blocked = rebuild(op, [s[0] for s in sources], axis=1)  # type: ignore[index]
+        axis = normalize_axis(op.attr("axis"), 4)  # N, C/b, H, W keep their places
+        blocked = rebuild(op, [s[0] for s in sources], axis=axis)  # type: ignore[index]
         _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
         self.stats.followers += 1
 
