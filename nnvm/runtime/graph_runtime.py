@@ -536,15 +536,16 @@ class DebugGraphModule(GraphModule):
         self.timings = []
         stamps: list[tuple[int, int]] = []
         self._loops = []
-        for node in self.graph.nodes:
-            ins, outs = self._args(node)
-            start = time.monotonic_ns()  # CLOCK_MONOTONIC, the pool's clock
-            self._call(node, ins, outs)
-            end = time.monotonic_ns()
-            self.timings.append(KernelTiming(node.kernel, (end - start) / 1e6))
-            stamps.append((start, end))
-            if tracer is not None:
-                self._loops.append(tracer.take())
+        with self.lib.kernel_fpenv():
+            for node in self.graph.nodes:
+                ins, outs = self._args(node)
+                start = time.monotonic_ns()  # CLOCK_MONOTONIC, the pool's clock
+                self._call(node, ins, outs)
+                end = time.monotonic_ns()
+                self.timings.append(KernelTiming(node.kernel, (end - start) / 1e6))
+                stamps.append((start, end))
+                if tracer is not None:
+                    self._loops.append(tracer.take())
         for copy in self.graph.copies:
             info = self.graph.outputs[copy.output]
             self._outputs[copy.output][...] = self._array(copy.source, info)

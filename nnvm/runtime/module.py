@@ -5,10 +5,12 @@ later without recompiling: `lib.export_library("libm.so")`, then
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 
 from nnvm.support.errors import UserError
@@ -77,6 +79,24 @@ class Module:
     def sync_threads(self) -> None:
         """Hand `nnvm.get_num_threads()` to the library's parallel loops."""
         self._shared.sync_threads()
+
+    @contextlib.contextmanager
+    def kernel_fpenv(self) -> Iterator[None]:
+        """On this thread, the floating-point environment `nnvm_run` runs kernels in (denormals
+        flushed to zero: targets/cpu/nnvm_fpenv.h), for calling kernels one by one; the
+        thread's own is restored after. A library without the hook leaves it as it is."""
+        enter = getattr(self.lib, "nnvm_debug_fpenv_enter", None)
+        if enter is None:
+            yield
+            return
+        enter.restype = ctypes.c_uint
+        leave = self.lib.nnvm_debug_fpenv_leave
+        leave.argtypes = [ctypes.c_uint]
+        saved = enter()
+        try:
+            yield
+        finally:
+            leave(saved)
 
     def blob(self, kernel: str) -> bytes:
         """A device kernel's program, embedded in the library by build()."""

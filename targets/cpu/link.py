@@ -62,11 +62,14 @@ EXPORTED = (
     "nnvm_bind_device",
     "nnvm_kernel",
     # data and tool hooks nnvm's Python side reads by name: the CPU record (read before any
-    # code runs), the thread count, device programs, the thread pool's trace
+    # code runs), the thread count, device programs, the thread pool's trace, the debug
+    # runtime's floating-point environment
     "nnvm_build_target",
     "nnvm_num_threads",
     "nnvm_blob_*",
     "nnvm_trace_*",
+    "nnvm_debug_fpenv_enter",
+    "nnvm_debug_fpenv_leave",
 )
 """What a model library exports (nnvm_runtime.h's functions and the data its loader reads);
 every other symbol is local to the library."""
@@ -204,7 +207,8 @@ def threads_library(cc=None) -> Path:
     from nnvm.targets.cpu.entry_point import threads_source
 
     source = threads_source()
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    header = source.with_name("nnvm_fpenv.h")
+    digest = hashlib.sha256(source.read_bytes() + header.read_bytes()).hexdigest()[:16]
     out = Path(tempfile.gettempdir()) / f"nnvm-threads-{os.getuid()}-{digest}.so"
     if not out.exists():
         tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")

@@ -1,6 +1,7 @@
 /* The model-independent part of a library built by nnvm: parsing the params blob, owning the
  * arena and the weights, reporting errors. The generated part (entry.c, see entry_point.py)
  * provides the tables and nnvm_graph_run, which calls the kernels in order. */
+#include "nnvm_fpenv.h"
 #include "nnvm_graph.h"
 #include "nnvm_runtime.h"
 
@@ -350,12 +351,20 @@ int nnvm_run(nnvm_model *m, const void *const *inputs, void *const *outputs) {
       }
     }
   }
-  if (nnvm_graph_run(m->params, m->arena, inputs, outputs,
-                     (const nnvm_device_api *const *)m->devices, m->dbuf, !m->ran) != 0)
+  unsigned fpenv = nnvm_fpenv_enter(); /* denormals flushed while kernels run */
+  int failed = nnvm_graph_run(m->params, m->arena, inputs, outputs,
+                              (const nnvm_device_api *const *)m->devices, m->dbuf, !m->ran);
+  nnvm_fpenv_leave(fpenv);
+  if (failed != 0)
     return -1;
   m->ran = 1;
   return 0;
 }
+
+/* Tool hooks for nnvm's debug runtime, which calls the kernels one by one from its own thread:
+ * the floating-point environment nnvm_run gives them (nnvm_fpenv.h), and the caller's back. */
+unsigned nnvm_debug_fpenv_enter(void) { return nnvm_fpenv_enter(); }
+void nnvm_debug_fpenv_leave(unsigned saved) { nnvm_fpenv_leave(saved); }
 
 int nnvm_num_devices(void) { return nnvm_graph_num_devices; }
 

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nnvm_fpenv.h"
+
 #ifdef NNVM_THREADS_EXPORT
 #define NNVM_THREADS_API __attribute__((visibility("default")))
 #else
@@ -136,6 +138,7 @@ static bool join_job(void) {
 static void *worker_main(void *arg) {
     int index = (int)(intptr_t)arg; /* 1 .. started; the caller is 0 */
     tl_index = index;
+    (void)nnvm_fpenv_enter(); /* for the thread's life: it runs nothing but kernels */
     uint32_t seen = atomic_load_explicit(&generation, memory_order_acquire);
     for (;;) {
         uint32_t g;
