@@ -279,3 +279,22 @@ func.func @bilinear_upsample(%0: tensor<1x3x64xf32>, %1: tensor<3xf32>) -> tenso
   %4 = nnvm.resize %3 {size = [1, 3, 32, 32], mode = "linear", nearest_mode = "floor"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x32x32xf32>
   func.return %4 : tensor<1x3x32x32xf32>
 }
+
+// -----
+
+// Softmax's exp has two readers (the sum and the division). Over a row shorter than two vectors
+// (9 at 8 lanes) the sum runs scalar, so exp gets a vector loop of its own instead of being
+// recomputed there; over a longer row (40) the sum is split into vectors and exp is inlined.
+// CHECK-LABEL: func.func @softmax_short_rows
+// CHECK-NOT:     te.compute_inline "softmax.exp"
+// CHECK:         te.vectorize "softmax.exp"
+// CHECK-LABEL: func.func @softmax_long_rows
+// CHECK:         te.compute_inline "softmax.exp"
+func.func @softmax_short_rows(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %y = nnvm.softmax %x : (tensor<4x9xf32>) -> tensor<4x9xf32>
+  func.return %y : tensor<4x9xf32>
+}
+func.func @softmax_long_rows(%x: tensor<4x40xf32>) -> tensor<4x40xf32> {
+  %y = nnvm.softmax %x : (tensor<4x40xf32>) -> tensor<4x40xf32>
+  func.return %y : tensor<4x40xf32>
+}

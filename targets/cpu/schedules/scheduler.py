@@ -116,16 +116,29 @@ class KernelScheduler:
         if not info.readers or not all(isinstance(r, ComputeOp) for r in info.readers):
             return False
         if is_elementwise(op):
-            # each reader recomputes it: a few arithmetic ops, not a transcendental function
-            # (softmax's exp, read by the sum and the division: inlined into the scalar sum
-            # over a 29-token row, LLaMA's softmax ran at 1% of the machine's bandwidth)
-            return len(info.readers) == 1 or not _calls_transcendental(op)
+            # each reader recomputes it: a few arithmetic ops, or a transcendental function
+            # where every reader computes it in vectors. Softmax's exp, read by the sum and the
+            # division, inlined into the sum over a 29-token row (shorter than two vectors: no
+            # rfactor, scalar) made LLaMA's softmax run at 1% of the machine's bandwidth; over
+            # ViT's 197 keys the vectorized sum recomputes it more cheaply than a buffer would
+            if len(info.readers) == 1 or not _calls_transcendental(op):
+                return True
+            return not any(self._scalar_reduction(r) for r in info.readers)
         if len(info.readers) != 1:
             return False
         # a stage that gathers taps itself (the H pass of a separable resize), read at several
         # places by its reader (the W pass's taps), would redo all its taps for each: DeepLab's
         # bilinear upsample computed each H-interpolated value twice, 3.7 ms for 5.5 MB
         return _reads_of(info.readers[0], op.result) == 1 or not _has_taps(op)
+
+    def _scalar_reduction(self, op: Operation) -> bool:
+        """A reduction whose innermost reduce axis is too short to split into vectors (the
+        generic schedule's rfactor needs two), so a formula inlined into it runs scalar."""
+        if not isinstance(op, ComputeOp) or op.reduce_kind is None or not op.reduce_shape:
+            return False
+        if op.shape and innermost_is_spatial(op):
+            return False
+        return op.reduce_shape[-1] < 2 * self.lanes(op.element_type)
 
     def _effective_reader(self, info: StageInfo) -> StageInfo | None:
         """The one stage reading `info` once inlined stages are looked through."""
