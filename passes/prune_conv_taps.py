@@ -143,6 +143,15 @@ def tap_bands(
     return bands
 
 
+def _joined(values: list[SSAValue], axis: int, new_ops: list[Operation]) -> SSAValue:
+    """`values` concatenated along `axis` (the concat appended to `new_ops`), or the one value."""
+    if len(values) == 1:
+        return values[0]
+    concat = ConcatOp.make(*values, axis=axis)
+    new_ops.append(concat)
+    return concat.results[0]
+
+
 @dataclass
 class SplitIntoTapBands(RewritePattern):
     split: list[float]
@@ -199,14 +208,8 @@ class SplitIntoTapBands(RewritePattern):
                 conv.results[0].name_hint = None
                 new_ops += [ws, conv]
                 pieces.append(conv.results[0])
-            if len(pieces) > 1:
-                row = ConcatOp.make(*pieces, axis=3)
-                new_ops.append(row)
-                band_rows.append(row.results[0])
-            else:
-                band_rows.append(pieces[0])
-        if len(band_rows) > 1:
-            new_ops.append(ConcatOp.make(*band_rows, axis=2))
+            band_rows.append(_joined(pieces, 3, new_ops))
+        _joined(band_rows, 2, new_ops)
         new_ops[-1].results[0].name_hint = op.results[0].name_hint
         rewriter.replace(op, new_ops)
         self.split.append(work)

@@ -5,7 +5,7 @@
  * softmax of a score 100 below the row's maximum is exp(-100), 3.7e-44, and the matmul by those
  * probabilities ran 40x slower (Swin's shifted windows: 1.8 ms a call instead of 0.044 ms).
  * With FTZ (results below the normal range are 0) and DAZ (such inputs read as 0) the
- * hardware does what onnxruntime's and oneDNN's kernels rely on. Values that small carry no
+ * hardware skips them (the mode PyTorch's set_flush_denormal selects). Values that small carry no
  * information a float32 network can use; numpy keeps them, so the reference executor and a
  * compiled run may differ there by less than 1.2e-38.
  *

@@ -4,6 +4,7 @@ reduction schedules, and the Template record that the register-blocked x86 templ
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -129,16 +130,16 @@ class KernelScheduler:
         # a stage that gathers taps itself (the H pass of a separable resize), read at several
         # places by its reader (the W pass's taps), would redo all its taps for each: DeepLab's
         # bilinear upsample computed each H-interpolated value twice, 3.7 ms for 5.5 MB
-        return _reads_of(info.readers[0], op.result) == 1 or not _has_taps(op)
+        return _read_counts(info.readers[0])[op.result] == 1 or not _has_taps(op)
 
     def _scalar_reduction(self, op: Operation) -> bool:
-        """A reduction whose innermost reduce axis is too short to split into vectors (the
-        generic schedule's rfactor needs two), so a formula inlined into it runs scalar."""
+        """A reduction the generic schedule (`reduction`) cannot vectorize, so a formula
+        inlined into it runs scalar."""
         if not isinstance(op, ComputeOp) or op.reduce_kind is None or not op.reduce_shape:
             return False
         if op.shape and innermost_is_spatial(op):
             return False
-        return op.reduce_shape[-1] < 2 * self.lanes(op.element_type)
+        return not _rfactor_splits(op.reduce_shape, self.lanes(op.element_type))
 
     def _effective_reader(self, info: StageInfo) -> StageInfo | None:
         """The one stage reading `info` once inlined stages are looked through."""
@@ -358,7 +359,7 @@ class KernelScheduler:
                 self.parallel(name, par, op)
             return
         par = self._fuse(name, spatial)
-        if rshape[-1] >= 2 * lanes:
+        if _rfactor_splits(rshape, lanes):
             k = reduce[-1]
             rf = f"{name}.rf"
             p.append(SplitOp.make(name, k, lanes, None, f"{k}.o", f"{k}.i"))
@@ -409,9 +410,15 @@ def _block_lanes(op: ComputeOp, lanes: int) -> int:
     return lanes
 
 
-def _reads_of(reader: Operation, value: SSAValue) -> int:
-    """How many places of `reader`'s formula read `value`."""
-    return sum(1 for r in reader.walk() if isinstance(r, ReadOp) and r.tensor == value)
+def _rfactor_splits(reduce_shape: tuple[int, ...] | list[int], lanes: int) -> bool:
+    """Is the innermost reduce axis long enough for the generic schedule to split it into
+    vector lanes (an rfactor stage)? Two vectors at least."""
+    return reduce_shape[-1] >= 2 * lanes
+
+
+def _read_counts(op: Operation) -> Counter[SSAValue]:
+    """How many places of `op`'s formula read each tensor."""
+    return Counter(r.tensor for r in op.walk() if isinstance(r, ReadOp))
 
 
 _CHEAP_MATH = (
@@ -437,13 +444,7 @@ def _calls_transcendental(op: ComputeOp) -> bool:
 
 def _has_taps(op: ComputeOp) -> bool:
     """Does the formula read one tensor at several places (a window, interpolation taps)?"""
-    seen: set[SSAValue] = set()
-    for r in op.walk():
-        if isinstance(r, ReadOp):
-            if r.tensor in seen:
-                return True
-            seen.add(r.tensor)
-    return False
+    return any(n > 1 for n in _read_counts(op).values())
 
 
 def divisor(n: int, preferred: tuple[int, ...], default: int) -> int:
