@@ -144,8 +144,17 @@ class GroupBuilder:
         return None
 
 
+def _computes(op: Operation) -> bool:
+    """A graph op that computes (not a param or constant, not the function's own calls or
+    return): nnvm's, or another dialect's graph-level op (an accelerator's offloaded layer,
+    opaque to the pattern rules, so a kernel of its own)."""
+    if isinstance(op, NNVMOp):
+        return not is_source(op)
+    return not isinstance(op, func.ReturnOp | func.CallOp) and not is_source(op)
+
+
 def kernel_name(group: Group, digest: str) -> str:
-    names = [op.name.split(".", 1)[-1] for op in group.ops]
+    names = [op.name.removeprefix("nnvm.").replace(".", "_") for op in group.ops]
     if len(names) > 6:
         names = names[:5] + [f"and{len(names) - 5}more"]
     return FUSED_PREFIX + "_".join(names) + "_" + digest[:8]
@@ -209,7 +218,7 @@ class FuseOpsPass(ModulePass):
                 continue
             builder = GroupBuilder(self.enable, max(1, self.max_group_size))
             for node in fn.body.block.ops:
-                if isinstance(node, NNVMOp) and not is_source(node):
+                if _computes(node):
                     builder.offer(node)
             for group in builder.groups:
                 kernel, inputs = outline(group)

@@ -84,11 +84,15 @@ def graph_passes(
     devices: Sequence[Target] = (),
 ) -> list[ModulePass]:
     """The graph pipeline as pass objects, with the target's options set on them (the layout
-    block of alter-layout, ...) and the user's passes at their points. The devices' options
+    block of alter-layout, ...), the devices' own graph passes (`Target.graph_passes`: an
+    accelerator's partitioning) and the user's passes at their points. The devices' options
     override the host's: the graph is shared, and a kernel a device takes must come out of the
     passes in a form it runs (an accelerator may ask alter-layout to leave weights unpacked)."""
     names = graph_pipeline(opt_level)
-    points = dict(extra or {})
+    points: dict[str, list] = {k: list(v) for k, v in (extra or {}).items()}
+    for device in reversed(devices):
+        for point, added in device.graph_passes().items():
+            points[point] = [*added, *points.get(point, ())]
     known = {"start", "end"} | {
         f"{w}:{n.split('{')[0]}" for n in names for w in ("before", "after")
     }

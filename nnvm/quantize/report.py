@@ -18,12 +18,24 @@ def _runner(module: ModuleOp, params: Mapping[str, np.ndarray], engine: str):
         from nnvm.reference import run_reference
 
         return lambda feed: [np.asarray(v) for v in run_reference(module, params, feed)]
-    if engine != "cpu":
-        raise UserError(f"unknown engine {engine!r}; use 'cpu' or 'reference'")
     from nnvm.compiler import build
     from nnvm.runtime import graph_runtime
 
-    graph, lib, p = build(module, "llvm", params=params)
+    devices: list[str] = []
+    if engine != "cpu":
+        from nnvm.support.target import parse_target
+
+        try:
+            device = parse_target(engine)
+        except UserError:
+            device = None
+        if device is None or device.is_host:
+            raise UserError(
+                f"unknown engine {engine!r}; use 'cpu', 'reference' or a device target "
+                "('accel', ...)"
+            )
+        devices = [engine]
+    graph, lib, p = build(module, "llvm", params=params, devices=devices)
     m = graph_runtime.create(graph, lib, graph_runtime.cpu(0))
     m.set_input(**p)
 
@@ -64,8 +76,8 @@ def accuracy_report(
     *,
     engine: str = "cpu",
 ) -> dict:
-    """Run both graphs on every input (built for the CPU, or on the reference executor) and
-    compare output by output: cosine similarity per sample (mean, min), top-1 agreement (argmax
+    """Run both graphs on every input (built for the CPU, the CPU with a device target such as
+    'accel' running what it takes, or on the reference executor) and compare output by output: cosine similarity per sample (mean, min), top-1 agreement (argmax
     of the last axis) with how many distinct classes fp32 picked, and the max abs error.
 
     `centered` repeats the metrics on the outputs minus the fp32 mean output over the inputs:

@@ -43,6 +43,7 @@ from nnvm.runtime.profile_report import (
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
 from nnvm.support.params import load_params, params_model_hash, save_params
+from nnvm.support.target import DeviceRuntime
 
 ALIGNMENT = 64
 
@@ -270,6 +271,16 @@ class GraphModule:
     @property
     def _devices(self) -> list[BoundDevice]:
         return self._state().devices
+
+    def device_runtime(self, target: str) -> DeviceRuntime:
+        """The calling thread's runtime of a device the library uses, by target kind or
+        description ('accel': the accelerator's simulator, whose `summary()` has the cycle
+        counts of the layers it ran). UserError naming the devices for one it does not use."""
+        for bound in self._devices:
+            if bound.name == target or bound.name.split()[0] == target:
+                return bound.runtime
+        used = ", ".join(self.graph.devices) or "none"
+        raise UserError(f"the library runs nothing on {target!r} (its devices: {used})")
 
     # -- inputs ----------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shlex
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -98,6 +98,13 @@ class Target(ABC):
 
     def pass_options(self, pass_name: str) -> dict[str, Any]:
         """Options this target sets on a graph pass of the build (e.g. a layout block)."""
+        return {}
+
+    def graph_passes(self) -> Mapping[str, Sequence[ModulePass]]:
+        """Graph passes a device target adds to a build that places kernels on it, keyed by
+        insertion point as build(passes=...) takes them ('start', 'before:fuse', ...): an
+        accelerator's partitioning, which makes what it runs one kernel (as TVM's
+        partition_for_<backend>). They run before the user's passes at the same point."""
         return {}
 
     def accepts(self, fn: func.FuncOp) -> str | None:

@@ -9,7 +9,7 @@ and tile t store while tile t+1 computes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,41 +32,106 @@ from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling, footpr
 _ALIGN = 4096
 
 
+REGIONS = ("uop", "inp", "wgt", "requant", "out")
+"""The DRAM image of one layer, in order: micro-ops, packed data, packed weights, (bias, shift)
+acc entries per output block, the blocked output."""
+
+
+@dataclass(frozen=True)
+class Region:
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
+
+
 @dataclass
-class LayerProgram:
-    """Instructions + the DRAM image they run on; `output()` reads the result back."""
+class LayerPlan:
+    """A layer's program before any data: instructions and micro-ops, and where each operand
+    lives in the DRAM image they address. `pack` fills an image from the NCHW operands;
+    `output` reads the result back out of one the program ran on."""
 
     cfg: AccelConfig
     layer: Conv2dLayer
     tiling: Tiling
     virtual_threads: int
     insns: list[Insn]
-    dram: np.ndarray
-    regions: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
-    """name -> (byte offset, blocked shape)."""
+    uops: list[Uop]
+    regions: dict[str, Region]
+    dram_bytes: int
 
-    def region(self, name: str) -> np.ndarray:
-        offset, shape = self.regions[name]
-        dtype = "<u4" if name == "uop" else "<i4" if name == "requant" else "i1"
-        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        return self.dram[offset : offset + nbytes].view(dtype).reshape(shape)
+    def view(self, dram: np.ndarray, name: str) -> np.ndarray:
+        r = self.regions[name]
+        return dram[r.offset : r.offset + r.nbytes].view(r.dtype).reshape(r.shape)
 
-    def output(self) -> np.ndarray:
-        """The int8 (N, O, OH, OW) result, after the program ran on `dram`."""
+    def pack(
+        self, x: np.ndarray, w: np.ndarray, bias: np.ndarray, shifts: np.ndarray
+    ) -> np.ndarray:
+        """The DRAM image for int8 NCHW `x`, OIHW `w`, and per-output-channel int32 `bias` and
+        `shifts` (the shifts are read only by a plan with per-channel shifts)."""
+        cfg = self.cfg
+        dram = np.zeros(self.dram_bytes, np.uint8)
+        self.view(dram, "uop")[...] = encode_uops(self.uops)
+        self.view(dram, "inp")[...] = pack_data(cfg, x)
+        self.view(dram, "wgt")[...] = pack_weights(cfg, w)
+        self.view(dram, "requant")[...] = np.stack(
+            [pack_bias(cfg, bias), pack_bias(cfg, shifts)], axis=1
+        )
+        return dram
+
+    def output(self, dram: np.ndarray) -> np.ndarray:
+        """The int8 (N, O, OH, OW) result in an image the program ran on."""
         return unpack_output(
-            self.cfg, self.region("out"), self.layer.batch, self.layer.out_channels
+            self.cfg, self.view(dram, "out"), self.layer.batch, self.layer.out_channels
         )
 
 
-def _layout(cfg: AccelConfig, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
-    offsets, size = {}, 0
-    for name, a in arrays.items():
-        offsets[name] = size
-        size += -(-a.nbytes // _ALIGN) * _ALIGN
-    dram = np.zeros(size, np.uint8)
-    for name, a in arrays.items():
-        dram[offsets[name] : offsets[name] + a.nbytes] = np.frombuffer(a.tobytes(), np.uint8)
-    return dram, {n: (offsets[n], a.shape) for n, a in arrays.items()}
+@dataclass
+class LayerProgram:
+    """Instructions + the DRAM image they run on; `output()` reads the result back."""
+
+    plan: LayerPlan
+    dram: np.ndarray
+
+    @property
+    def insns(self) -> list[Insn]:
+        return self.plan.insns
+
+    @property
+    def tiling(self) -> Tiling:
+        return self.plan.tiling
+
+    def region(self, name: str) -> np.ndarray:
+        return self.plan.view(self.dram, name)
+
+    def output(self) -> np.ndarray:
+        """The int8 (N, O, OH, OW) result, after the program ran on `dram`."""
+        return self.plan.output(self.dram)
+
+
+def layer_regions(
+    cfg: AccelConfig, layer: Conv2dLayer, n_uops: int
+) -> tuple[dict[str, Region], int]:
+    """Each region's place in the image (page-aligned, in REGIONS order) and the image's size."""
+    L = layer
+    nb = blocks(L.batch, cfg.batch)
+    ib, ob = blocks(L.in_channels, cfg.block_in), blocks(L.out_channels, cfg.block_out)
+    shapes = {
+        "uop": ((n_uops,), "<u4"),
+        "inp": ((nb, ib, L.height, L.width, cfg.batch, cfg.block_in), "i1"),
+        "wgt": ((ob, ib, L.kernel_h, L.kernel_w, cfg.block_out, cfg.block_in), "i1"),
+        "requant": ((ob, 2, cfg.batch, cfg.block_out), "<i4"),
+        "out": ((nb, ob, L.out_height, L.out_width, cfg.batch, cfg.block_out), "i1"),
+    }
+    regions, size = {}, 0
+    for name in REGIONS:
+        shape, dtype = shapes[name]
+        regions[name] = Region(size, shape, dtype)
+        size += -(-regions[name].nbytes // _ALIGN) * _ALIGN
+    return regions, size
 
 
 def check_layer(layer: Conv2dLayer) -> None:
@@ -92,6 +157,44 @@ def refusal(cfg: AccelConfig, layer: Conv2dLayer, virtual_threads: int = 1) -> s
     return None
 
 
+def plan_layer(
+    cfg: AccelConfig,
+    layer: Conv2dLayer,
+    relu: bool = False,
+    virtual_threads: int = 1,
+    shift: int | None = None,
+    tiling: Tiling | None = None,
+) -> LayerPlan:
+    """The program computing clip((conv2d(x, w) + bias) >> shift) for `layer`, from shapes
+    alone: `shift` an immediate for every channel, or None for per-channel shifts read from
+    the image's shift entries."""
+    check_layer(layer)
+    if virtual_threads not in (1, 2):
+        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
+    if shift is not None and not 0 <= shift <= 31:
+        raise UserError(f"requantization shifts are integers in 0..31, got {shift!r}")
+    vt = virtual_threads
+    t = tiling or choose_tiling(cfg, layer, vt)
+    need = footprint(cfg, layer, t, vt)
+    for b, n in need.items():
+        if n > cfg.depth(b):
+            raise UserError(
+                f"{layer}: tile {t} needs {n} {b} entries, the {b} buffer holds {cfg.depth(b)}"
+            )
+    gen = _Generator(cfg, layer, t, vt)
+    regions, size = layer_regions(cfg, layer, len(gen.uops))
+    eb = {
+        "uop": 4,
+        "inp": cfg.entry_bytes("inp"),
+        "wgt": cfg.entry_bytes("wgt"),
+        "requant": cfg.entry_bytes("acc"),
+        "out": cfg.entry_bytes("out"),
+    }
+    base = {name: r.offset // eb[name] for name, r in regions.items()}
+    insns = gen.emit(base, shift, relu)
+    return LayerPlan(cfg, layer, t, vt, insns, gen.uops, regions, size)
+
+
 def conv2d_program(
     cfg: AccelConfig,
     layer: Conv2dLayer,
@@ -104,12 +207,10 @@ def conv2d_program(
     tiling: Tiling | None = None,
     round_half_up: bool = False,
 ) -> LayerProgram:
-    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator; `shift`
-    is one amount or one per output channel, and `round_half_up` adds 2^(shift-1) first (folded
-    into the bias): nnvm.quantize's shift requantizer."""
+    """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator, with its
+    image; `shift` is one amount or one per output channel, and `round_half_up` adds
+    2^(shift-1) first (folded into the bias): nnvm.quantize's shift requantizer."""
     check_layer(layer)
-    if virtual_threads not in (1, 2):
-        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
     shifts = np.broadcast_to(np.asarray(shift), (layer.out_channels,))
     if shifts.dtype.kind not in "iu" or shifts.min() < 0 or shifts.max() > 31:
         raise UserError(f"requantization shifts are integers in 0..31, got {shift!r}")
@@ -121,48 +222,20 @@ def conv2d_program(
         layer.kernel_w,
     ):
         raise UserError(f"{layer}: data {x.shape} / weights {w.shape} do not match the layer")
-    vt = virtual_threads
-    t = tiling or choose_tiling(cfg, layer, vt)
-    need = footprint(cfg, layer, t, vt)
-    for b, n in need.items():
-        if n > cfg.depth(b):
-            raise UserError(
-                f"{layer}: tile {t} needs {n} {b} entries, the {b} buffer holds {cfg.depth(b)}"
-            )
-    gen = _Generator(cfg, layer, t, vt)
+    per_channel = len(np.unique(shifts)) > 1
+    plan = plan_layer(
+        cfg, layer, relu, virtual_threads, None if per_channel else int(shifts[0]), tiling
+    )
     bias = np.zeros(layer.out_channels, np.int32) if bias is None else bias
     if round_half_up:
-        half = np.where(shifts > 0, np.left_shift(1, np.maximum(shifts, 1) - 1), 0)
-        bias = (bias.astype(np.int64) + half).astype(np.int32)
-    arrays = {
-        "uop": encode_uops(gen.uops),
-        "inp": pack_data(cfg, x),
-        "wgt": pack_weights(cfg, w),
-        "requant": np.stack([pack_bias(cfg, bias), pack_bias(cfg, shifts)], axis=1),
-        "out": np.zeros(
-            (
-                blocks(layer.batch, cfg.batch),
-                blocks(layer.out_channels, cfg.block_out),
-                layer.out_height,
-                layer.out_width,
-                cfg.batch,
-                cfg.block_out,
-            ),
-            np.int8,
-        ),
-    }
-    dram, regions = _layout(cfg, arrays)
-    eb = {
-        "uop": 4,
-        "inp": cfg.entry_bytes("inp"),
-        "wgt": cfg.entry_bytes("wgt"),
-        "requant": cfg.entry_bytes("acc"),
-        "out": cfg.entry_bytes("out"),
-    }
-    base = {name: regions[name][0] // eb[name] for name in regions}
-    per_channel = len(np.unique(shifts)) > 1
-    insns = gen.emit(base, shifts if per_channel else int(shifts[0]), relu)
-    return LayerProgram(cfg, layer, t, vt, insns, dram, regions)
+        bias = add_rounding(bias, shifts)
+    return LayerProgram(plan, plan.pack(x, w, bias, shifts))
+
+
+def add_rounding(bias: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """bias + 2^(shift-1) where shift > 0, wrapping in int32 as the ALU's adds do."""
+    half = np.where(shifts > 0, np.left_shift(1, np.maximum(shifts, 1) - 1), 0)
+    return (bias.astype(np.int64) + half).astype(np.int32)
 
 
 class _Generator:
@@ -324,8 +397,8 @@ class _Generator:
 
     # -- the stream ---------------------------------------------------------------------------
 
-    def emit(self, base: dict[str, int], shift: int | np.ndarray, relu: bool) -> list[Insn]:
-        """The stream; an array `shift` (per channel) shifts by the loaded shift entries."""
+    def emit(self, base: dict[str, int], shift: int | None, relu: bool) -> list[Insn]:
+        """The stream; `shift` None shifts each channel by its loaded shift entry."""
         L, t, vt = self.layer, self.t, self.vt
         n_ib = self.ib // t.tib
         tiles = self.tiles()
@@ -396,7 +469,7 @@ class _Generator:
             )
             if j == n_ib - 1:
                 slot = ti % vt
-                if isinstance(shift, np.ndarray):
+                if shift is None:
                     shr = [self.vector("SHR", slot, toh, uop=1, src_f0=2)]
                 else:
                     shr = [self.vector("SHR", slot, toh, use_imm=True, imm=shift)] if shift else []

@@ -1,5 +1,7 @@
-"""The `accel` dialect: a lowered layer as IR, one op per accelerator instruction, so a program
-can be printed, diffed and parsed back (program_ir.py converts to and from the ISA).
+"""The `accel` dialect, at two levels. Graph level (graph_ops.py): `accel.conv2d` / `accel.dense`,
+one offloaded int8 layer each (accel-partition makes them). Program level: `accel.layer` holds
+one layer's program (accel-lower-layers makes it), one op per accelerator instruction, so a
+program can be printed, diffed and parsed back (program_ir.py converts to and from the ISA).
 
 `accel.program { ... }` holds `accel.micro_ops` (the uop table), then `accel.dma_load` /
 `accel.dma_store` (2-D DMA into a named on-chip buffer), `accel.gemm` (the block intrinsic),
@@ -12,7 +14,14 @@ operands. accfg fits one level up, the host launching a whole program and awaiti
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Block, Dialect, Region
 from xdsl.irdl import (
     IRDLOperation,
@@ -21,10 +30,14 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp
 
 BUFFERS = ("uop", "inp", "wgt", "acc", "out")
 ALU_OPS = ("min", "max", "add", "shr", "mul")
@@ -179,6 +192,43 @@ class ProgramOp(IRDLOperation):
         super().__init__(regions=[Region(block)])
 
 
+@irdl_op_definition
+class LayerOp(IRDLOperation):
+    """`%y = accel.layer %x, %w, [%bias,] %rounding, %shift ({ accel.program {...} }) {...}`: one
+    offloaded layer, lowered (accel-lower-layers): its program, and what the runtime needs to
+    lay the operands out in the program's DRAM image and read the result back. `geometry` is
+    [batch, in channels, height, width, out channels, kernel h, kernel w, stride, padding] (a
+    dense is a 1x1 conv on a 1x1 image), `tiling` [out blocks, in blocks, rows, cols] per tile
+    with `order`, `dram` the byte offsets of the uop, inp, wgt, requant and out regions and the
+    image's size."""
+
+    name = "accel.layer"
+    args = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    geometry = prop_def(DenseArrayBase)
+    tiling = prop_def(DenseArrayBase)
+    order = prop_def(StringAttr)
+    virtual_threads = prop_def(IntegerAttr)
+    dram = prop_def(DenseArrayBase)
+    traits = traits_def(NoTerminator())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$args $body attr-dict `:` functional-type($args, $result)"
+
+    def verify_(self) -> None:
+        for name, n in (("geometry", 9), ("tiling", 4), ("dram", 6)):
+            if len(getattr(self, name).get_values()) != n:
+                raise VerifyException(f"{self.name}: {name} has {n} values")
+        if len(self.args) not in (4, 5):
+            raise VerifyException(
+                f"{self.name}: takes data, weight, [bias,] rounding and shift, got "
+                f"{len(self.args)} operands"
+            )
+        ops = list(self.body.block.ops)
+        if len(ops) != 1 or not isinstance(ops[0], ProgramOp):
+            raise VerifyException(f"{self.name}: its body is one accel.program")
+
+
 def i64_array(values) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
@@ -186,6 +236,9 @@ def i64_array(values) -> DenseArrayBase:
 ACCEL = Dialect(
     "accel",
     [
+        Conv2dOp,
+        DenseOp,
+        LayerOp,
         ProgramOp,
         MicroOpsOp,
         DmaLoadOp,

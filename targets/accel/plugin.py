@@ -1,7 +1,6 @@
 """The accel package's registration, through the same entry point an out-of-tree plugin uses
-(`nnvm.plugins` in pyproject.toml): its dialect, so nnvm-opt (and any tool built on the
-registry) parses and prints accel programs. Placement (a Target) is not registered yet: the
-accelerator's runtime binding into build() is the next step of issue 16."""
+(`nnvm.plugins` in pyproject.toml): its dialect (nnvm-opt parses and prints accel IR), its two
+passes (accel-partition, accel-lower-layers) and its target (`build(..., devices=["accel"])`)."""
 
 from __future__ import annotations
 
@@ -14,4 +13,27 @@ def _dialect():
     return ACCEL
 
 
-PLUGIN = Plugin(api_version=PLUGIN_API_VERSION, dialects={"accel": _dialect})
+def _partition():
+    from nnvm.targets.accel.partition import AccelPartition
+
+    return AccelPartition
+
+
+def _lower_layers():
+    from nnvm.targets.accel.lower_layers import AccelLowerLayers
+
+    return AccelLowerLayers
+
+
+def _target():
+    from nnvm.targets.accel.target import AccelTarget
+
+    return AccelTarget
+
+
+PLUGIN = Plugin(
+    api_version=PLUGIN_API_VERSION,
+    dialects={"accel": _dialect},
+    passes={"accel-partition": _partition, "accel-lower-layers": _lower_layers},
+    targets={"accel": _target},
+)

@@ -1,0 +1,128 @@
+"""`target="accel"`: the VTA-like accelerator as a device target of build().
+
+    build(q_module, params=q_params, devices=["accel"])                  VTA's PYNQ config
+    build(..., devices=["accel -config=my_accel.json -virtual-threads=1"])
+
+The device adds accel-partition to the graph pipeline (first, while nnvm.quantize's chains are
+whole), so each int8 conv2d / dense it can run becomes one accel op and one kernel; it accepts
+exactly those kernels (everything else, the first conv that nnvm.quantize keeps in float
+included, runs on the host), lowers them with accel-lower-layers, ships each program as a kernel
+blob (kernel_blob.py) and runs it on the simulator (runtime.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from nnvm.support.errors import UserError
+from nnvm.support.target import Capabilities, DeviceRuntime, Target
+from nnvm.targets.accel.config import DEFAULT_CONFIG, AccelConfig, load_config
+
+SCOPES = ("global", "inp", "wgt", "acc", "out")
+
+
+@dataclass(frozen=True)
+class AccelTarget(Target):
+    kind: ClassVar[str] = "accel"
+    kernel_format: ClassVar[str] = "accel-program"
+
+    config: str = ""
+    """Path of the accel config JSON ('' : VTA's PYNQ configuration)."""
+    config_sha: str = ""
+    """The config file's digest (first 16 hex digits of its SHA-256), in the description so a
+    changed file never reuses kernels built for the old one."""
+    virtual_threads: int = 2
+
+    @classmethod
+    def parse(cls, spec: str, options: list[str]) -> AccelTarget:
+        found: dict[str, str] = {}
+        for word in options:
+            key, eq, value = word.lstrip("-").partition("=")
+            if (
+                not word.startswith("-")
+                or not eq
+                or key
+                not in (
+                    "config",
+                    "config-sha",
+                    "virtual-threads",
+                )
+            ):
+                raise UserError(
+                    f"unknown accel target option {word!r} in {spec!r} (known: -config=PATH, "
+                    "-virtual-threads=1|2)"
+                )
+            found[key] = value
+        vt = found.get("virtual-threads", "2")
+        if vt not in ("1", "2"):
+            raise UserError(f"-virtual-threads is 1 or 2, got {vt!r} in {spec!r}")
+        path = found.get("config", "")
+        sha = config_digest(path) if path else ""
+        if "config-sha" in found and found["config-sha"] != sha:
+            raise UserError(
+                f"accel config {path or '<default>'} changed since the library was built "
+                f"(digest {sha or 'none'}, built with {found['config-sha']})"
+            )
+        return cls(config=path, config_sha=sha, virtual_threads=int(vt))
+
+    def accel_config(self) -> AccelConfig:
+        return load_config(self.config) if self.config else DEFAULT_CONFIG
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities("accel", memory_scopes=SCOPES)
+
+    @property
+    def description(self) -> str:
+        text = f"accel -virtual-threads={self.virtual_threads}"
+        if self.config:
+            text += f" -config={self.config} -config-sha={self.config_sha}"
+        return text
+
+    def _options(self) -> dict[str, Any]:
+        return {"config": self.config, "virtual_threads": self.virtual_threads}
+
+    def graph_passes(self) -> dict[str, list[Any]]:
+        from nnvm.targets.accel.partition import AccelPartition
+
+        return {"start": [AccelPartition(**self._options())]}
+
+    def accepts(self, fn: Any) -> str | None:
+        """A kernel of one accel op (what accel-partition made) and nothing else."""
+        from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp
+
+        if fn.is_declaration:
+            return "a declaration"
+        ops = [op for op in fn.body.block.ops if op.name != "func.return"]
+        if len(ops) == 1 and isinstance(ops[0], Conv2dOp | DenseOp):
+            return None
+        return "the kernel is not one accel layer (accel-partition makes those)"
+
+    def kernel_passes(self) -> list[Any]:
+        from nnvm.targets.accel.lower_layers import AccelLowerLayers
+
+        return [AccelLowerLayers(**self._options())]
+
+    def emit_kernel(self, module: Any, name: str) -> bytes:
+        from nnvm.targets.accel.dialect import LayerOp
+        from nnvm.targets.accel.kernel_blob import encode_plan
+        from nnvm.targets.accel.lower_layers import plan_of
+
+        layers = [op for op in module.walk() if isinstance(op, LayerOp)]
+        if len(layers) != 1:
+            raise UserError(f"accel kernel {name}: expected one accel.layer, found {len(layers)}")
+        return encode_plan(plan_of(layers[0], self.accel_config()), len(layers[0].args))
+
+    def runtime(self, lib: Any) -> DeviceRuntime:
+        from nnvm.targets.accel.runtime import AccelRuntime
+
+        return AccelRuntime(lib)
+
+
+def config_digest(path: str) -> str:
+    try:
+        data = open(path, "rb").read()
+    except OSError as err:
+        raise UserError(f"cannot read accel config {path}: {err.strerror}") from None
+    return hashlib.sha256(data).hexdigest()[:16]
