@@ -195,15 +195,16 @@ func.func @tuned(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// A deep matmul (K = 2048): the reduction runs in blocks of 256 (a 256 x 16 slice of a %b
-// panel, 16 KiB, stays in L1). The 256 rows are 43 row tiles of 6 (the last one 4 rows),
+// A deep matmul (K = 2048): the reduction runs in blocks of 1024 (a 1024 x 16 slice of a %b
+// panel, 64 KiB, read from L2 by every row tile of a block; at most half the depth). The 256
+// rows are 43 row tiles of 6 (the last one 4 rows),
 // in two blocks of 22 tiles; a block keeps its accumulators in a buffer (matmul.local,
 // computed at the parallel block x panel loop) across the depth blocks.
 // CHECK-LABEL: func.func @matmul_blocks
 // CHECK:      te.tile "matmul" (i, j) by (132, 16) -> (i.o, j.o, i.i, j.i)
 // CHECK:      te.compute_at "matmul.local" at "matmul" matmul.outer
 // CHECK-NEXT: te.split "matmul.local" i by 6 -> (i.o, i.i)
-// CHECK-NEXT: te.split "matmul.local" k by 256 -> (k.o, k.i)
+// CHECK-NEXT: te.split "matmul.local" k by 1024 -> (k.o, k.i)
 // CHECK-NEXT: te.reorder "matmul.local" (k.o, i.o, k.i, i.i, j)
 func.func @matmul_blocks(%a: tensor<256x2048xf32>, %b: tensor<2048x64xf32>) -> tensor<256x64xf32> {
   %m = nnvm.matmul %a, %b : (tensor<256x2048xf32>, tensor<2048x64xf32>) -> tensor<256x64xf32>

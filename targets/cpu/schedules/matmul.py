@@ -25,6 +25,12 @@ right operand (3072 x 16 floats, 192 KiB) and the left rows of a tile no longer 
 PANEL_SLICE_BYTES = 16 * 1024
 """One depth block of a column panel (kc x the tile's columns), read by every row tile of a
 block from L1: half of a 32 KiB L1, the left operand's rows and the accumulators share it."""
+DEPTH_BLOCK_BYTES = 128 * 1024
+"""One depth block of a column panel when many row tiles share it (at most half the depth):
+read from L2 it costs little more than from L1, and each depth block is one more pass over
+the block's accumulators (see `_k_blocked`). kc 1024 instead of 128, against numpy's sgemm on
+one thread (bench/gemm.py): 1000x3072 . 3072x3072 0.83 -> 0.93x, 1000x1536 . 1536x3072 0.74-0.81
+-> 0.92x, 1000x3072 . 3072x768 0.84 -> 0.95x, 197x3072 . 3072x768 1.01-1.13 -> 1.19-1.27x."""
 FEW_ROW_TILES = 2
 """Row tiles up to which a matmul blocks its reduction at any depth (see `matmul`). Measured
 with three (LLaMA's 29 tokens: 14 + 14 + 1 rows), the blocked nest was 6% slower end to end."""
@@ -70,6 +76,8 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         # onnxruntime; 16x768 . 768x3072 0.82 -> 0.69 ms with a warm weight)
         few_tiles = -(-m // mf) <= FEW_ROW_TILES
         blocked = (depth >= K_BLOCKED_DEPTH or few_tiles) and depth >= 2 * kc
+        if blocked and not few_tiles:
+            kc = max(kc, min(DEPTH_BLOCK_BYTES // (nf * elt_bytes), depth // 2) // vec * vec)
         depths = [d for d in (64, 128, 256, 512) if depth >= 2 * d]
         kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
         if kc:
