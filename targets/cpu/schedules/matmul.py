@@ -16,9 +16,12 @@ from nnvm.dialects.te.schedule import (
 )
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
-ROW_BLOCK_BYTES = 512 * 1024
-"""The left-operand rows one block of matmul row tiles reads (a quarter of a 2 MiB L2: the
-column panel of the right operand and the output share it)."""
+ROW_BLOCK_BYTES = 1024 * 1024
+"""The left-operand rows one block of matmul row tiles reads (half of a 2 MiB L2: the column
+panel of the right operand and the output share it). Every block reads the whole right operand
+again, from memory when a model's weights do not stay in cache, and the first tile on each
+panel waits for it: ViT's 197 x 768 rows in one block instead of two, 1.10 -> 1.03x onnxruntime
+(1 thread; 1.07 -> 1.00 at 2), the projections of the model 93 -> 83 ms."""
 K_BLOCKED_DEPTH = 1024
 """From this depth the reduction runs in blocks (GotoBLAS's kc): a whole column panel of the
 right operand (3072 x 16 floats, 192 KiB) and the left rows of a tile no longer stay in L1."""
