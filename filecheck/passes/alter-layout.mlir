@@ -265,6 +265,25 @@ func.func @dense_reshaped_elsewhere(%x: tensor<2x3x16xf32>) -> tensor<3x2x8xf32>
   func.return %u : tensor<3x2x8xf32>
 }
 
+// Squeeze-excite: the mean over H, W of a blocked tensor (keeping its dimensions) stays
+// blocked, so the whole block runs in NCHW8c; a mean over C, or one dropping H and W, reads NCHW.
+// CHECK-LABEL: func.func @squeeze_excite
+// CHECK:         %m = nnvm.mean %y {axes = [2, 3], keepdims = true} : (tensor<1x2x6x6x8xf32>) -> tensor<1x2x1x1x8xf32>
+// CHECK:         %s = nnvm.conv2d %m
+// CHECK:         %e = nnvm.mul %y, %g : (tensor<1x2x6x6x8xf32>, tensor<1x2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>
+// CHECK:         nnvm.mean %{{.*}} {axes = [1], keepdims = true} : (tensor<1x16x6x6xf32>) -> tensor<1x1x6x6xf32>
+// CHECK:         nnvm.mean %{{.*}} {axes = [2, 3]} : (tensor<1x16x6x6xf32>) -> tensor<1x16xf32>
+func.func @squeeze_excite(%x: tensor<1x16x6x6xf32>, %w: tensor<16x16x3x3xf32>, %w1: tensor<16x16x1x1xf32>) -> (tensor<1x16x6x6xf32>, tensor<1x1x6x6xf32>, tensor<1x16xf32>) {
+  %y = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1]} : (tensor<1x16x6x6xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %m = nnvm.mean %y {axes = [3, 2], keepdims = true} : (tensor<1x16x6x6xf32>) -> tensor<1x16x1x1xf32>
+  %s = nnvm.conv2d %m, %w1 : (tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %g = nnvm.sigmoid %s : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %e = nnvm.mul %y, %g : (tensor<1x16x6x6xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x6x6xf32>
+  %c = nnvm.mean %e {axes = [1], keepdims = true} : (tensor<1x16x6x6xf32>) -> tensor<1x1x6x6xf32>
+  %d = nnvm.mean %e {axes = [2, 3]} : (tensor<1x16x6x6xf32>) -> tensor<1x16xf32>
+  func.return %e, %c, %d : tensor<1x16x6x6xf32>, tensor<1x1x6x6xf32>, tensor<1x16xf32>
+}
+
 // Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
@@ -277,9 +296,9 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 11 blocked-convs - conv2d ops blocked
-// STATS-NEXT:   (S) 10 followers - neighbours moved to the blocked layout
-// STATS-NEXT:   (S) 5 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 16 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 13 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 13 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
+// STATS-NEXT:   (S) 20 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

@@ -39,7 +39,7 @@ from nnvm.dialects.nnvm.nn import BatchNormOp, BiasAddOp, DenseOp, MatmulOp, Sof
 from nnvm.dialects.nnvm.passthrough import DropoutOp
 from nnvm.dialects.nnvm.permute import TransposeOp
 from nnvm.dialects.nnvm.pooling import GlobalAvgPool2DOp, MaxPool2DOp
-from nnvm.dialects.nnvm.reduce import ReduceSumOp
+from nnvm.dialects.nnvm.reduce import ReduceMaxOp, ReduceMeanOp, ReduceSumOp
 from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
 
@@ -122,7 +122,11 @@ def _step(b: _Builder, x: SSAValue, kind: str) -> None:
     elif kind == "dropout":
         b.add(DropoutOp.make(x))
     elif kind == "reduce" and len(shape) >= 2:
-        b.add(ReduceSumOp.make(x, axes=[len(shape) - 1], keepdims=True))
+        # the last axis; or an image's H and W (a squeeze-excite mean), N, or C
+        choices = [[len(shape) - 1]] + ([[2, 3], [3, 2], [0], [1]] if len(shape) == 4 else [])
+        axes = draw(st.sampled_from(choices))
+        op = draw(st.sampled_from([ReduceSumOp, ReduceMeanOp, ReduceMaxOp]))
+        b.add(op.make(x, axes=axes, keepdims=True))
     elif kind == "softmax":
         b.add(SoftmaxOp.make(x, axis=-1))
     elif kind == "gelu":  # x read twice: a diamond for fusion

@@ -87,3 +87,50 @@ def test_o3_on_resnet18(capsys) -> None:
             f"arena {r['planned'] / 2**20:.1f} MiB vs naive {r['naive'] / 2**20:.1f} MiB"
         )
     assert r["planned"] < r["naive"] / 2
+
+
+def test_squeeze_excite_stays_blocked_and_matches_onnxruntime() -> None:
+    """conv -> ReduceMean over H, W (keepdims) -> 1x1 conv -> sigmoid -> mul: the mean reduces
+    the blocked tensor (no transform of the whole activation back to NCHW), and the build's
+    output equals onnxruntime's."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    import nnvm
+    from nnvm.compiler import build
+    from nnvm.dialects.nnvm.reduce import ReduceMeanOp
+    from nnvm.runtime import graph_runtime
+
+    rng = np.random.default_rng(3)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal(s) * 0.2).astype(np.float32), n)
+        for n, s in (("w", (32, 16, 3, 3)), ("w1", (8, 32, 1, 1)), ("w2", (32, 8, 1, 1)))
+    ]
+    inits.append(numpy_helper.from_array(np.array([2, 3], np.int64), "axes"))
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]),
+        helper.make_node("ReduceMean", ["y", "axes"], ["m"], keepdims=1),
+        helper.make_node("Conv", ["m", "w1"], ["s1"]),
+        helper.make_node("Relu", ["s1"], ["r"]),
+        helper.make_node("Conv", ["r", "w2"], ["s2"]),
+        helper.make_node("Sigmoid", ["s2"], ["g"]),
+        helper.make_node("Mul", ["y", "g"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "se",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 10, 10])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    module, _ = optimize(model, 3)
+    means = [op for op in module.walk() if isinstance(op, ReduceMeanOp)]
+    assert means and all(len(op.results[0].type.get_shape()) == 5 for op in means)
+    module, params = from_onnx(model)
+    g, lib, p = build(module, params=params)
+    m = graph_runtime.create(g, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    x = rng.standard_normal((1, 16, 10, 10)).astype(np.float32)
+    m.run(x=x)
+    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
