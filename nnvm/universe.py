@@ -23,8 +23,14 @@ def _te() -> Dialect:
     return TE
 
 
+def _hint() -> Dialect:
+    from nnvm.dialects.hint import HINT
+
+    return HINT
+
+
 NNVM_UNIVERSE = Universe(
-    all_dialects={"nnvm": _nnvm, "te": _te},
+    all_dialects={"nnvm": _nnvm, "te": _te, "hint": _hint},
     all_passes={**passes.PASSES, **lowering.PASSES},
 )
 

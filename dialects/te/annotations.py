@@ -1,5 +1,6 @@
 """vectorize, parallel, unroll, bind, tensorize: mark a leaf loop for the lowering; a loop takes
-one annotation, and a reduction loop can be neither vectorized nor parallel."""
+one annotation, and a reduction loop can be neither vectorized nor parallel. prefetch adds
+prefetches to a loop's body (any number, beside its annotation)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from xdsl.ir import Operation
 from nnvm.dialects.te.schedule import (
     BindOp,
     ParallelOp,
+    PrefetchOp,
     Primitive,
     TensorizeOp,
     UnrollOp,
@@ -69,10 +71,23 @@ def apply_tensorize(state: ScheduleState, prim: TensorizeOp) -> None:
     annotate(state, prim, f"tensorize({prim.intrinsic.data})")
 
 
+def apply_prefetch(state: ScheduleState, prim: PrefetchOp) -> None:
+    """Record the prefetch on the loop; the tensor must be one the stage reads."""
+    stage = state.stage(prim, prim.stage_name)
+    var = state.leaf(prim, stage, prim.axis.data)
+    tensor = state.stage(prim, prim.tensor.data, compute=False)
+    compute = stage.compute
+    reads = [] if compute is None else [op for op in compute.block.ops if op.name == "te.read"]
+    if not any(op.tensor is tensor.value for op in reads):
+        raise DiagnosticError(prim, f"te.prefetch: '{stage.name}' does not read '{tensor.name}'")
+    var.prefetch.append((tensor, prim.offset.value.data, prim))
+
+
 HANDLERS = {
     VectorizeOp: apply_vectorize,
     ParallelOp: apply_parallel,
     UnrollOp: apply_unroll,
     BindOp: apply_bind,
     TensorizeOp: apply_tensorize,
+    PrefetchOp: apply_prefetch,
 }

@@ -376,6 +376,54 @@ class TensorizeOp(_AxisTargetPrimitive):
     TARGET: ClassVar[str] = "intrinsic"
 
 
+@irdl_op_definition
+class PrefetchOp(Primitive):
+    """`te.prefetch "S" "arg1" at k.i by 64`: at the start of each iteration of the loop
+    k.i, ask the CPU to fetch what S will read of tensor arg1 `offset` iterations later (the
+    element its read touches with the inner loops at 0), so a stream from memory arrives
+    before it is needed (TVM's `s[S].prefetch(tensor, axis, offset)`). A hint: it changes no
+    result, and an address past the tensor is harmless."""
+
+    name = "te.prefetch"
+    tensor = prop_def(StringAttr)
+    axis = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr.constr(type=i64))
+
+    @staticmethod
+    def make(stage: str, tensor: str, axis: str, offset: int) -> PrefetchOp:
+        return PrefetchOp.create(
+            properties={
+                "stage": StringAttr(stage),
+                "tensor": StringAttr(tensor),
+                "axis": StringAttr(axis),
+                "offset": IntegerAttr(offset, i64),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" ")
+        printer.print_string_literal(self.tensor.data)
+        printer.print_string(f" at {_name_text(self.axis.data)} by {self.offset.value.data}")
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        tensor = parser.parse_str_literal(" (the tensor to prefetch)")
+        parser.parse_keyword("at")
+        axis = _parse_name(parser)
+        parser.parse_keyword("by")
+        offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        props = {
+            "stage": StringAttr(stage),
+            "tensor": StringAttr(tensor),
+            "axis": StringAttr(axis),
+            "offset": IntegerAttr(offset, i64),
+        }
+        return cls._finish_parse(parser, props)
+
+
 # ----------------------------------------------------------------------------------------------
 # Placement: compute_at, compute_inline, compute_root
 # ----------------------------------------------------------------------------------------------
@@ -664,6 +712,7 @@ SCHEDULE_OPS = [
     UnrollOp,
     BindOp,
     TensorizeOp,
+    PrefetchOp,
     ComputeAtOp,
     ComputeInlineOp,
     ComputeRootOp,

@@ -21,6 +21,8 @@ class IterVar:
     reduce: bool
     annotation: str | None = None
     annotated_by: Operation | None = None
+    prefetch: list[tuple[Stage, int, Operation]] = field(default_factory=list)
+    """(tensor, offset, the te.prefetch) for each prefetch issued in this loop's body."""
 
     def __repr__(self) -> str:
         return f"IterVar({self.name}:{self.extent}{'r' if self.reduce else ''})"

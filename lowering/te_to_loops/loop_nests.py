@@ -8,6 +8,8 @@ from collections.abc import Callable
 from xdsl.dialects import arith, memref, scf
 from xdsl.ir import Block, Region, SSAValue
 
+from nnvm.dialects.hint import PrefetchOp
+from nnvm.dialects.te.ops import ReadOp
 from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
 from nnvm.lowering.te_to_loops.compute_at import AttachedRegion, attached_region
 from nnvm.lowering.te_to_loops.emitter import (
@@ -19,6 +21,7 @@ from nnvm.lowering.te_to_loops.emitter import (
     Val,
     hint,
 )
+from nnvm.lowering.te_to_loops.formulas import FormulaEval
 from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update
 from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
 
@@ -128,6 +131,8 @@ class LoopNestEmitter(VectorEmitter):
                 if mode == "main":
                     for p in nest.attached.get(leaf, []):
                         scope2 = self.emit_attached(p, nest, scope2, leaves, k, vals2)
+                    if leaf.prefetch:
+                        self.emit_prefetches(nest, scope2, leaves, k, vals2)
                 self.emit_level(nest, scope2, leaves, k + 1, vals2, done, mode, first_reduce)
 
             self.guarded(guards, vals2, lambda: self.versioned(nest, leaf, vals2, handled3, rest))
@@ -312,6 +317,47 @@ class LoopNestEmitter(VectorEmitter):
         if known is not None:
             bound = self.add1(arith.SubiOp(bound, known))
         return bound
+
+    def emit_prefetches(
+        self, nest: Nest, scope: Scope, leaves: list[IterVar], k: int, vals: dict[IterVar, Val]
+    ) -> None:
+        """te.prefetch at leaves[k]: for each read of the tensor in the formula, a
+        `hint.prefetch` of the element it reads `offset` iterations of the loop later, the
+        loops inside at 0. A read whose index is not one scalar (a vector lane index) or a
+        tensor not in memory here (inlined) gets none."""
+        leaf = leaves[k]
+        compute = nest.compute
+        for tensor, offset, _ in leaf.prefetch:
+            view = scope.views.get(tensor)
+            if view is None:
+                continue
+            # the leaves' values (this one advanced, the inner ones 0); the axes derived
+            # from them are derived again
+            ahead = {v: vals[v] for v in leaves[:k]}
+            ahead[leaf] = self.iadd(vals[leaf], self.cval(offset))
+            for v in leaves[k + 1 :]:
+                ahead[v] = self.cval(0)
+            self.derive(nest, ahead)
+            real = []
+            for d, v in enumerate(nest.stage.spatial_root):
+                off = nest.offsets[d]
+                real.append(ahead[v] if off is None else self.iadd(ahead[v], Val(off)))
+            args = real + [ahead[v] for v in nest.stage.reduce_root]
+            formula = FormulaEval(self, compute, args, scope)
+            for op in compute.block.ops:
+                if not isinstance(op, ReadOp) or op.tensor is not tensor.value:
+                    continue
+                try:
+                    idx = [formula.eval(i) for i in op.indices]
+                except NotVectorizable:
+                    continue
+                if any(i.kind != "u" for i in idx):
+                    continue
+                buf = [
+                    i if o is None else self.isub(i, Val(o))
+                    for i, o in zip(idx, view.offsets, strict=True)
+                ]
+                self.add(PrefetchOp(view.buffer, [i.ssa for i in buf]))
 
     def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:
         """Give values to every axis that follows from the known ones (split: outer * factor +

@@ -21,6 +21,7 @@ from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
@@ -33,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nnvm.dialects.hint import PrefetchOp
 from nnvm.lowering.to_llvm.conversion import Handler, apply_table
 from nnvm.lowering.to_llvm.llvm_builder import (
     PTR,
@@ -131,6 +133,20 @@ def _load(op: memref.LoadOp, b: LLVMBuilder):
     ptr = element_pointer(b, op.memref, op.indices, op.name)
     t = convert_type(op.res.type)
     return [b.load(ptr, t, scalar_align(t))]
+
+
+def _prefetch(op: PrefetchOp, b: LLVMBuilder):
+    """llvm.prefetch(ptr, read, locality, data cache); the address need not be in bounds."""
+    t = op.memref.type
+    assert isinstance(t, MemRefType)
+    lin = linear_index(b, op.indices, static_strides(t, op.name))
+    ptr = b.emit(
+        llvm.GEPOp.from_mixed_indices(b.to_llvm(op.memref), [lin], convert_type(t.element_type))
+    )
+    i32 = IntegerType(32)
+    args = [ptr, b.const(0, i32), b.const(op.locality.value.data, i32), b.const(1, i32)]
+    b.call_intrinsic("llvm.prefetch.p0", args, None)
+    return []
 
 
 def _store(op: memref.StoreOp, b: LLVMBuilder):
@@ -288,6 +304,7 @@ def _dim(op: memref.DimOp, b: LLVMBuilder):
 
 
 MEMREF_TABLE: dict[type[Operation], Handler] = {
+    PrefetchOp: _prefetch,
     memref.LoadOp: _load,
     memref.StoreOp: _store,
     memref.AllocOp: _alloc,

@@ -88,16 +88,19 @@ def test_strategies_propose_new_candidates_that_apply(matmul_task, strategy):
 
 
 def test_cost_model_learns_a_ranking(matmul_task):
-    """On synthetic times that grow with the row tile, the numpy model ranks by them."""
+    """On synthetic times that grow with the row tile, the numpy model ranks by them. (Fitted
+    on 60 candidates: with 20, a ridge over the knobs and their pairwise products ranked
+    anywhere from -0.2 to 0.98 depending on the seed.)"""
     space = TaskSpace(matmul_task)
     rng = random.Random(0)
-    cands = {c.key: c for c in (space.random(rng) for _ in range(60)) if c is not None}
+    cands = {c.key: c for c in (space.random(rng) for _ in range(150)) if c is not None}
     cands = list(cands.values())
+    assert len(cands) > 80
     times = [1e-4 * (1 + c.config["matmul.rows"]) for c in cands]
     model = CostModel(matmul_task, "numpy")
-    model.fit(cands[:20], times[:20])
-    pred = model.predict(cands[20:])
-    truth = np.log(times[20:])
+    model.fit(cands[:60], times[:60])
+    pred = model.predict(cands[60:])
+    truth = np.log(times[60:])
     assert np.corrcoef(pred, truth)[0, 1] > 0.8
 
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import math
 
+from xdsl.dialects import arith
+from xdsl.ir import BlockArgument
+
 from nnvm.dialects.te.exprs import element_bits
-from nnvm.dialects.te.ops import ComputeOp
+from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
+    PrefetchOp,
     ReorderOp,
     SplitOp,
     TileOp,
     UnrollOp,
     VectorizeOp,
 )
+from nnvm.dialects.te.stage_tree import placeholder_name
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
 ROW_BLOCK_BYTES = 1024 * 1024
@@ -34,6 +39,10 @@ read from L2 it costs little more than from L1, and each depth block is one more
 the block's accumulators (see `_k_blocked`). kc 1024 instead of 128, against numpy's sgemm on
 one thread (bench/gemm.py): 1000x3072 . 3072x3072 0.83 -> 0.93x, 1000x1536 . 1536x3072 0.74-0.81
 -> 0.92x, 1000x3072 . 3072x768 0.84 -> 0.95x, 197x3072 . 3072x768 1.01-1.13 -> 1.19-1.27x."""
+PREFETCH_BYTES = 4096
+"""How far ahead of the depth loop of a depth-blocked matmul its column panel is prefetched (a
+software prefetch a few hundred cycles before the row is read: the hardware's streamers
+start over at each 4 KiB page and keep few lines in flight for one stream)."""
 FEW_ROW_TILES = 2
 """Row tiles up to which a matmul blocks its reduction at any depth (see `matmul`). Measured
 with three (LLaMA's 29 tokens: 14 + 14 + 1 rows), the blocked nest was 6% slower end to end."""
@@ -133,6 +142,28 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
+    weights = right_operand(anchor)
+    elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
+    ahead = PREFETCH_BYTES // (nf * elt_bytes)
+    ahead = s.knob("matmul.prefetch_rows", sorted({0, ahead}), ahead)
+    if weights is not None and ahead:
+        # the panel streams from memory once; its rows `ahead` steps on are asked for early
+        p.append(PrefetchOp.make(a, weights, f"{r}.i", ahead))
+
+
+def right_operand(anchor: ComputeOp) -> str | None:
+    """The stage name of the tensor a matmul's formula multiplies by (its second factor), when
+    the formula is a plain product of two reads."""
+    term = anchor.block.last_op
+    value = term.operands[0] if term is not None and term.operands else None
+    product = value.owner if value is not None else None
+    if not isinstance(product, arith.MulfOp) or not isinstance(product.rhs.owner, ReadOp):
+        return None
+    tensor = product.rhs.owner.tensor
+    if isinstance(tensor, BlockArgument):
+        return placeholder_name(tensor.index)
+    owner = tensor.owner
+    return owner.stage_name if isinstance(owner, ComputeOp) else None
 
 
 def _powers_up_to(n: int) -> list[int]:

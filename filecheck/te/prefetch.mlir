@@ -1,0 +1,30 @@
+// te.prefetch: at the top of each iteration of the named loop, a hint.prefetch of the element
+// the stage reads `offset` iterations later (inner loops at 0); convert-to-llvm makes it
+// llvm.prefetch (read, locality 3, data) on a GEP that need not be in bounds.
+// RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | filecheck %s
+// RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"},convert-to-llvm' | filecheck %s --check-prefix=LLVM
+// RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | nnvm-opt --split-input-file | filecheck %s
+// RUN: nnvm-opt %s --split-input-file | nnvm-opt --split-input-file | filecheck %s --check-prefix=RT
+// RUN: not nnvm-opt %S/Inputs/prefetch-invalid.mlir -p 'lower-te-to-loops' 2>&1 | filecheck %s --check-prefix=BAD
+
+// RT: te.prefetch "y" "arg0" at k.o by 8
+// CHECK-LABEL: func.func @gemv
+// CHECK:      scf.for %k.o = %c0 to %c64 step %c1 {
+// CHECK-NEXT:   %[[A:.*]] = arith.addi %k.o, %c8 : index
+// CHECK-NEXT:   %[[S:.*]] = arith.muli %[[A]], %c16 : index
+// CHECK-NEXT:   hint.prefetch %W[%i, %[[S]]] {locality = 3 : i64} : memref<4x1024xf32>
+// CHECK-NEXT:   scf.for %k.i
+// LLVM-LABEL: llvm.func @gemv
+// LLVM:       %[[P:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LLVM:       llvm.call_intrinsic "llvm.prefetch.p0"(%[[P]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
+func.func @gemv(%W: tensor<4x1024xf32>, %x: tensor<1024xf32>) -> tensor<4xf32> {
+  %y = te.compute "y" [i] sum [k : 1024] = %W[i, k] * %x[k] : (tensor<4x1024xf32>, tensor<1024xf32>) -> tensor<4xf32>
+  te.schedule {
+    te.split "y" k by 16 -> (k.o, k.i)
+    te.prefetch "y" "arg0" at k.o by 8
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// BAD: prefetch-invalid.mlir:6:5: error: te.prefetch: 'y' does not read 'arg1'
+// BAD-NOT: Traceback
