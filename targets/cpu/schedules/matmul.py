@@ -111,6 +111,8 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ReorderOp.make(a, [*abatch, *anchor.reduce_names, ai, aj]))
     p.append(UnrollOp.make(a, ai))
     p.append(VectorizeOp.make(a, aj))
+    if len(anchor.reduce_names) == 1:
+        _prefetch_weights(s, anchor, a, anchor.reduce_names[0], nf, elt_bytes)
 
 
 def _k_blocked(
@@ -142,13 +144,19 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
+    _prefetch_weights(s, anchor, a, f"{r}.i", nf, max(element_bits(anchor.element_type) // 8, 1))
+
+
+def _prefetch_weights(
+    s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf: int, elt_bytes: int
+) -> None:
+    """Prefetch the right operand's column panel PREFETCH_BYTES ahead of the depth loop `k`:
+    the first row tile on a panel reads it from memory (a knob: 0 turns it off)."""
     weights = right_operand(anchor)
-    elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     ahead = PREFETCH_BYTES // (nf * elt_bytes)
     ahead = s.knob("matmul.prefetch_rows", sorted({0, ahead}), ahead)
     if weights is not None and ahead:
-        # the panel streams from memory once; its rows `ahead` steps on are asked for early
-        p.append(PrefetchOp.make(a, weights, f"{r}.i", ahead))
+        s.prims.append(PrefetchOp.make(a, weights, k, ahead))
 
 
 def right_operand(anchor: ComputeOp) -> str | None:
