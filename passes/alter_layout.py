@@ -54,9 +54,16 @@ from nnvm.dialects.nnvm.dtypes import is_float
 from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp, should_pack
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import ReduceOp
+from nnvm.dialects.nnvm.resize import ResizeOp
 from nnvm.dialects.nnvm.rnn import LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
-from nnvm.dialects.nnvm.transform import ConcatOp, LayoutTransformOp, ReshapeOp, TransposeOp
+from nnvm.dialects.nnvm.transform import (
+    ConcatOp,
+    LayoutTransformOp,
+    ReshapeOp,
+    SplitOp,
+    TransposeOp,
+)
 from nnvm.passes.graph_utils import erase_if_dead, is_constant_like, rebuild
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.pass_statistics import record_statistic
@@ -551,6 +558,70 @@ class SinkThroughReduce(RewritePattern):
 
 
 @dataclass
+class SinkThroughSplit(RewritePattern):
+    """split of a blocked tensor along N, H or W, or along C at whole blocks, in the blocked
+    layout: each piece stays blocked (YOLO's C2f blocks chunk a conv's output in two along C;
+    the pieces went back to NCHW, and so did the residual adds and the concat after them)."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SplitOp, rewriter: PatternRewriter) -> None:
+        if len(shape_of(op.operands[0])) != 4:
+            return
+        source = blocked_source(op.operands[0])
+        if source is None:
+            return
+        a, layout = source
+        block = shape_of(a)[4]
+        axis = normalize_axis(op.attr("axis"), 4)
+        sizes = list(op.attr("sizes"))
+        if axis == 1:
+            if any(n % block for n in sizes):
+                return
+            sizes = [n // block for n in sizes]
+        blocked = rebuild(op, [a], axis=axis, sizes=sizes)
+        for new, old in zip(blocked.results, op.results, strict=True):
+            new.name_hint = old.name_hint
+        backs = [_to_layout(r, layout, "NCHW") for r in blocked.results]
+        rewriter.replace(op, [blocked, *backs], [b.results[0] for b in backs])
+        for value in op.operands:
+            if isinstance(value, OpResult) and isinstance(value.op, LayoutTransformOp):
+                erase_if_dead(value.op, rewriter)
+        self.stats.followers += 1
+
+
+@dataclass
+class SinkThroughResize(RewritePattern):
+    """A resize of a blocked tensor that keeps its channels (scale 1 along C, no roi) resizes
+    the blocked tensor: the block axis is one more axis of scale 1, copied (YOLO's nearest and
+    DeepLab's bilinear upsampling read NCHW and wrote the concat after them in NCHW)."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ResizeOp, rewriter: PatternRewriter) -> None:
+        if len(shape_of(op.operands[0])) != 4 or op.attr("roi"):
+            return
+        source = blocked_source(op.operands[0])
+        if source is None:
+            return
+        size, scales = list(op.attr("size")), list(op.attr("scales"))
+        if size[1] != shape_of(op.operands[0])[1] or (scales and scales[1] != 1.0):
+            return
+        a, layout = source
+        n, cb, _, _, block = shape_of(a)
+        blocked = rebuild(
+            op,
+            [a],
+            size=[size[0], cb, size[2], size[3], block],
+            scales=[*scales, 1.0] if scales else [],
+        )
+        _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
+        self.stats.followers += 1
+
+
+@dataclass
 class SinkThroughConcat(RewritePattern):
     """concat of tensors all in one blocked layout, in that layout: along C it concatenates the
     C/b blocks, along N, H or W the same axis of the blocked tensors (the bands of a conv split
@@ -641,6 +712,8 @@ class AlterLayoutPass(ModulePass):
             SinkThroughBiasAdd(stats),
             SinkThroughPool(stats),
             SinkThroughReduce(stats),
+            SinkThroughSplit(stats),
+            SinkThroughResize(stats),
             SinkThroughConcat(stats),
         ]
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)

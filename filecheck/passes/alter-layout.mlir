@@ -284,6 +284,25 @@ func.func @squeeze_excite(%x: tensor<1x16x6x6xf32>, %w: tensor<16x16x3x3xf32>, %
   func.return %e, %c, %d : tensor<1x16x6x6xf32>, tensor<1x1x6x6xf32>, tensor<1x16xf32>
 }
 
+// C2f and the neck of a detector: a split along C at whole blocks, the residual add of a
+// piece, the concat and a nearest 2x upsample (scale 1 along C) all stay in NCHW8c; a split
+// inside a block reads NCHW.
+// CHECK-LABEL: func.func @split_resize
+// CHECK:         %a, %b = nnvm.split %y {axis = 1, sizes = [1, 1]} : (tensor<1x2x6x6x8xf32>) -> (tensor<1x1x6x6x8xf32>, tensor<1x1x6x6x8xf32>)
+// CHECK:         %s = nnvm.add %b, %b : (tensor<1x1x6x6x8xf32>, tensor<1x1x6x6x8xf32>) -> tensor<1x1x6x6x8xf32>
+// CHECK:         %c = nnvm.concat %a, %b, %s {axis = 1} : ({{.*}}) -> tensor<1x3x6x6x8xf32>
+// CHECK:         %u = nnvm.resize %c {size = [1, 3, 12, 12, 8], scales = [1.0, 1.0, 2.0, 2.0, 1.0]
+// CHECK:         nnvm.split %{{.*}} {axis = 1, sizes = [4, 20]} : (tensor<1x24x12x12xf32>)
+func.func @split_resize(%x: tensor<1x16x6x6xf32>, %w: tensor<16x16x3x3xf32>) -> (tensor<1x4x12x12xf32>, tensor<1x20x12x12xf32>) {
+  %y = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1]} : (tensor<1x16x6x6xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %a, %b = nnvm.split %y {axis = 1, sizes = [8, 8]} : (tensor<1x16x6x6xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>)
+  %s = nnvm.add %b, %b : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  %c = nnvm.concat %a, %b, %s {axis = 1} : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x24x6x6xf32>
+  %u = nnvm.resize %c {size = [1, 24, 12, 12], scales = [1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x24x6x6xf32>) -> tensor<1x24x12x12xf32>
+  %p, %q = nnvm.split %u {axis = 1, sizes = [4, 20]} : (tensor<1x24x12x12xf32>) -> (tensor<1x4x12x12xf32>, tensor<1x20x12x12xf32>)
+  func.return %p, %q : tensor<1x4x12x12xf32>, tensor<1x20x12x12xf32>
+}
+
 // Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
@@ -296,9 +315,9 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 13 blocked-convs - conv2d ops blocked
-// STATS-NEXT:   (S) 13 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 14 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 17 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 20 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 23 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights

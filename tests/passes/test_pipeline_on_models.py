@@ -134,3 +134,55 @@ def test_squeeze_excite_stays_blocked_and_matches_onnxruntime() -> None:
     m.run(x=x)
     (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_split_resize_concat_stay_blocked_and_match_onnxruntime(mode: str) -> None:
+    """A C2f-style chunk along C, a residual add of one piece, the concat, and a 2x upsample
+    (scale 1 along C) in NCHW<b>c (no whole-tensor transforms between the convs), with the
+    build's output equal to onnxruntime's."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    import nnvm
+    from nnvm.compiler import build
+    from nnvm.dialects.nnvm.resize import ResizeOp
+    from nnvm.dialects.nnvm.transform import SplitOp
+    from nnvm.runtime import graph_runtime
+
+    rng = np.random.default_rng(5)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal(s) * 0.2).astype(np.float32), n)
+        for n, s in (("w", (32, 8, 3, 3)), ("w2", (16, 48, 1, 1)))
+    ]
+    inits.append(numpy_helper.from_array(np.array([16, 16], np.int64), "parts"))
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
+    resize = {"mode": mode}
+    if mode == "nearest":
+        resize.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]),
+        helper.make_node("Split", ["y", "parts"], ["a", "b"], axis=1),
+        helper.make_node("Add", ["b", "b"], ["s"]),
+        helper.make_node("Concat", ["a", "b", "s"], ["c"], axis=1),
+        helper.make_node("Resize", ["c", "", "scales"], ["u"], **resize),
+        helper.make_node("Conv", ["u", "w2"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "c2f",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 7, 9])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    module, _ = optimize(model, 3)
+    moved = [op for op in module.walk() if isinstance(op, SplitOp | ResizeOp)]
+    assert moved and all(len(op.operands[0].type.get_shape()) == 5 for op in moved)
+    module, params = from_onnx(model)
+    g, lib, p = build(module, params=params)
+    m = graph_runtime.create(g, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    x = rng.standard_normal((1, 8, 7, 9)).astype(np.float32)
+    m.run(x=x)
+    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4)
