@@ -154,3 +154,8 @@ def load_config(path: str | Path) -> AccelConfig:
 
 
 DEFAULT_CONFIG = AccelConfig()
+
+
+def config_at(path: str) -> AccelConfig:
+    """The configuration in the JSON file at `path`; '' is the default (VTA's PYNQ)."""
+    return load_config(path) if path else DEFAULT_CONFIG

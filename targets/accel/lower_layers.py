@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Region
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.support.pass_statistics import record_statistic
-from nnvm.targets.accel.config import DEFAULT_CONFIG, AccelConfig, load_config
+from nnvm.targets.accel.config import AccelConfig
 from nnvm.targets.accel.conv2d_program import REGIONS, LayerPlan, plan_layer
 from nnvm.targets.accel.dialect import LayerOp, ProgramOp, i64_array
 from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp, layer_of
+from nnvm.targets.accel.pass_options import AccelPass
 from nnvm.targets.accel.program_ir import program_to_ir
 
 
@@ -60,17 +60,11 @@ def layer_op(op: Conv2dOp | DenseOp, plan: LayerPlan) -> LayerOp:
 
 
 @dataclass(frozen=True)
-class AccelLowerLayers(ModulePass):
+class AccelLowerLayers(AccelPass):
     """accel.conv2d / accel.dense -> accel.layer with its program; options: config (an accel
     config JSON; default VTA's), virtual_threads (1 or 2)."""
 
     name = "accel-lower-layers"
-
-    config: str = ""
-    virtual_threads: int = 2
-
-    def accel_config(self) -> AccelConfig:
-        return load_config(self.config) if self.config else DEFAULT_CONFIG
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cfg = self.accel_config()

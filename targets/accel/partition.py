@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.dialects.nnvm.base import shape_of
@@ -32,11 +31,11 @@ from nnvm.dialects.nnvm.elementwise import CastOp, ClipOp
 from nnvm.dialects.nnvm.nn import DenseOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
 from nnvm.support.pass_statistics import record_statistic
-from nnvm.targets.accel.config import DEFAULT_CONFIG, AccelConfig, load_config
 from nnvm.targets.accel.conv2d_program import refusal
 from nnvm.targets.accel.graph_ops import I8, I32, ints
 from nnvm.targets.accel.graph_ops import Conv2dOp as AccelConv2d
 from nnvm.targets.accel.graph_ops import DenseOp as AccelDense
+from nnvm.targets.accel.pass_options import AccelPass
 from nnvm.targets.accel.tiling import Conv2dLayer
 
 
@@ -168,18 +167,12 @@ def offload(chain: Chain) -> Operation:
 
 
 @dataclass(frozen=True)
-class AccelPartition(ModulePass):
+class AccelPartition(AccelPass):
     """Make each quantized conv2d / dense the accelerator takes one accel op (see the module
     doc); options: config (an accel config JSON; default VTA's), virtual_threads (1 or 2: the
     tiles must fit that many buffer slots)."""
 
     name = "accel-partition"
-
-    config: str = ""
-    virtual_threads: int = 2
-
-    def accel_config(self) -> AccelConfig:
-        return load_config(self.config) if self.config else DEFAULT_CONFIG
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cfg = self.accel_config()

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from nnvm.support.errors import UserError
 from nnvm.support.target import Capabilities, DeviceRuntime, Target
-from nnvm.targets.accel.config import DEFAULT_CONFIG, AccelConfig, load_config
+from nnvm.targets.accel.config import AccelConfig, config_at
 
 SCOPES = ("global", "inp", "wgt", "acc", "out")
 
@@ -67,7 +67,7 @@ class AccelTarget(Target):
         return cls(config=path, config_sha=sha, virtual_threads=int(vt))
 
     def accel_config(self) -> AccelConfig:
-        return load_config(self.config) if self.config else DEFAULT_CONFIG
+        return config_at(self.config)
 
     @property
     def capabilities(self) -> Capabilities:

@@ -35,6 +35,35 @@ def optimize(model, level: int):
     return module, params_of(module)
 
 
+def _image_model(name: str, nodes, inits, shape: list[int]):
+    """An opset-18 model of `nodes` over float input "x" of `shape`, output "out"."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _build_matches_onnxruntime(model, x: np.ndarray, atol: float) -> None:
+    """build() of the model at O3 gives onnxruntime's output on input `x`."""
+    import nnvm
+    from nnvm.compiler import build
+    from nnvm.runtime import graph_runtime
+
+    module, params = from_onnx(model)
+    g, lib, p = build(module, params=params)
+    m = graph_runtime.create(g, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    m.run(x=x)
+    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=atol)
+
+
 @pytest.mark.parametrize("level", [1, 2, 3])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_pipeline_keeps_results(name: str, level: int) -> None:
@@ -93,12 +122,9 @@ def test_squeeze_excite_stays_blocked_and_matches_onnxruntime() -> None:
     """conv -> ReduceMean over H, W (keepdims) -> 1x1 conv -> sigmoid -> mul: the mean reduces
     the blocked tensor (no transform of the whole activation back to NCHW), and the build's
     output equals onnxruntime's."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
-    import nnvm
-    from nnvm.compiler import build
     from nnvm.dialects.nnvm.reduce import ReduceMeanOp
-    from nnvm.runtime import graph_runtime
 
     rng = np.random.default_rng(3)
     inits = [
@@ -115,25 +141,11 @@ def test_squeeze_excite_stays_blocked_and_matches_onnxruntime() -> None:
         helper.make_node("Sigmoid", ["s2"], ["g"]),
         helper.make_node("Mul", ["y", "g"], ["out"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "se",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 10, 10])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = _image_model("se", nodes, inits, [1, 16, 10, 10])
     module, _ = optimize(model, 3)
     means = [op for op in module.walk() if isinstance(op, ReduceMeanOp)]
     assert means and all(len(op.results[0].type.get_shape()) == 5 for op in means)
-    module, params = from_onnx(model)
-    g, lib, p = build(module, params=params)
-    m = graph_runtime.create(g, lib, nnvm.cpu(0))
-    m.set_input(**p)
-    x = rng.standard_normal((1, 16, 10, 10)).astype(np.float32)
-    m.run(x=x)
-    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
-    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
+    _build_matches_onnxruntime(model, rng.standard_normal((1, 16, 10, 10), np.float32), 1e-5)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
@@ -141,13 +153,10 @@ def test_split_resize_concat_stay_blocked_and_match_onnxruntime(mode: str) -> No
     """A C2f-style chunk along C, a residual add of one piece, the concat, and a 2x upsample
     (scale 1 along C) in NCHW<b>c (no whole-tensor transforms between the convs), with the
     build's output equal to onnxruntime's."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
-    import nnvm
-    from nnvm.compiler import build
     from nnvm.dialects.nnvm.resize import ResizeOp
     from nnvm.dialects.nnvm.transform import SplitOp
-    from nnvm.runtime import graph_runtime
 
     rng = np.random.default_rng(5)
     inits = [
@@ -167,22 +176,8 @@ def test_split_resize_concat_stay_blocked_and_match_onnxruntime(mode: str) -> No
         helper.make_node("Resize", ["c", "", "scales"], ["u"], **resize),
         helper.make_node("Conv", ["u", "w2"], ["out"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "c2f",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 7, 9])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = _image_model("c2f", nodes, inits, [1, 8, 7, 9])
     module, _ = optimize(model, 3)
     moved = [op for op in module.walk() if isinstance(op, SplitOp | ResizeOp)]
     assert moved and all(len(op.operands[0].type.get_shape()) == 5 for op in moved)
-    module, params = from_onnx(model)
-    g, lib, p = build(module, params=params)
-    m = graph_runtime.create(g, lib, nnvm.cpu(0))
-    m.set_input(**p)
-    x = rng.standard_normal((1, 8, 7, 9)).astype(np.float32)
-    m.run(x=x)
-    (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
-    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4)
+    _build_matches_onnxruntime(model, rng.standard_normal((1, 8, 7, 9), np.float32), 1e-4)
