@@ -7,6 +7,7 @@ python -m bench --kernels             # single-op kernel classes off the fast pa
 python -m bench --gemm --threads 1    # GEMM through build() against numpy's sgemm (bench/gemm.py)
 python -m bench --suite real          # 23 torch exports nobody tuned for (bench/real.py)
 python -m bench --suite real --only vit-b16-4l gpt2-4l --threads 1
+python -m bench --suite real --neighbour  # the neighbour bench over the suite's models
 python -m bench --efficiency          # per-kernel % of the machine's roof (bench/efficiency.py)
 """
 
@@ -173,6 +174,8 @@ def real_main(args) -> int:
     ensure_exported(names, directory)
     if args.efficiency:
         return efficiency_main({n: (lambda n=n: load(n, directory)) for n in names}, args)
+    if args.neighbour:
+        return neighbour_main(args, {n: (lambda n=n: load(n, directory)) for n in names})
     peaks = {t: measure_peak(t) for t in args.threads}
     compiles, results = [], []
     for name in names:
@@ -207,14 +210,18 @@ def real_main(args) -> int:
     return 0
 
 
-def neighbour_main(args) -> int:
+def neighbour_main(args, models=None) -> int:
+    """Quiet 1-thread against busy 2-thread latency: the five models, or the suite's
+    (`--suite real --neighbour`; `models`: name -> loader of (model, inputs))."""
     from bench.neighbour import neighbour_compare, neighbour_table
 
+    if models is None:
+        models = {n: (lambda n=n: _with_inputs(MODELS[n]())) for n in args.models}
     results = []
-    for name in args.models:
+    for name, loader in models.items():
         print(f"{name} beside a busy neighbour ...", flush=True)
-        model = MODELS[name]()
-        results.append(neighbour_compare(name, model, random_inputs(model, seed=0)))
+        model, inputs = loader()
+        results.append(neighbour_compare(name, model, inputs))
     print(neighbour_table(results))
     with open(args.json, "w") as f:
         json.dump({"neighbour": [r.as_dict() for r in results]}, f, indent=1)
