@@ -453,10 +453,17 @@ class SinkThroughBinary(RewritePattern):
         if sources[0] is None and sources[1] is None:
             return
         if sources[0] is not None and sources[1] is not None:
-            if sources[0][1] != sources[1][1]:
-                return
-            layout = sources[0][1]
-            operands, prefix = [sources[0][0], sources[1][0]], []
+            # both blocked: in the layout of the one as large as the result (the other, if it
+            # is blocked otherwise, meets it through one blocked-to-blocked transform: a
+            # squeeze-excite scale in NCHW16c times an NCHW8c activation)
+            k = 0 if shape_of(op.operands[0]) == shape_of(op.results[0]) else 1
+            layout = sources[k][1]  # type: ignore[index]
+            operands, prefix = [sources[0][0], sources[1][0]], []  # type: ignore[index]
+            if sources[1 - k][1] != layout:  # type: ignore[index]
+                moved = _to_layout(operands[1 - k], sources[1 - k][1], layout)  # type: ignore[index]
+                hint = op.operands[1 - k].name_hint
+                moved.results[0].name_hint = f"{hint}_{layout}" if hint else None
+                prefix, operands[1 - k] = [moved], moved.results[0]
         else:
             k = 0 if sources[0] is not None else 1
             a, layout = sources[k]  # type: ignore[misc]

@@ -16,3 +16,17 @@ func.func @mixed(%x: tensor<1x16x4x4xf32>) -> tensor<1x24x4x4xf32> {
   %b = nnvm.conv2d %r, %w2 : (tensor<1x16x4x4xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x4x4xf32>
   func.return %b : tensor<1x24x4x4xf32>
 }
+
+// A binary op of two tensors blocked differently runs in the layout of the one as large as the
+// result; the other (a squeeze-excite scale in NCHW16c) meets it through one blocked-to-blocked
+// transform, not both through NCHW.
+// CHECK-LABEL: func.func @mixed_binary
+// CHECK-NEXT:  %[[S:.*]] = nnvm.layout_transform %s {src_layout = "NCHW16c", dst_layout = "NCHW8c"} : (tensor<1x3x1x1x16xf32>) -> tensor<1x6x1x1x8xf32>
+// CHECK-NEXT:  %m = nnvm.mul %[[S]], %a : (tensor<1x6x1x1x8xf32>, tensor<1x6x4x4x8xf32>) -> tensor<1x6x4x4x8xf32>
+// CHECK-NEXT:  nnvm.layout_transform %m {src_layout = "NCHW8c", dst_layout = "NCHW"}
+func.func @mixed_binary(%a: tensor<1x6x4x4x8xf32>, %s: tensor<1x3x1x1x16xf32>) -> tensor<1x48x4x4xf32> {
+  %x = nnvm.layout_transform %a {src_layout = "NCHW8c", dst_layout = "NCHW"} : (tensor<1x6x4x4x8xf32>) -> tensor<1x48x4x4xf32>
+  %g = nnvm.layout_transform %s {src_layout = "NCHW16c", dst_layout = "NCHW"} : (tensor<1x3x1x1x16xf32>) -> tensor<1x48x1x1xf32>
+  %m = nnvm.mul %g, %x : (tensor<1x48x1x1xf32>, tensor<1x48x4x4xf32>) -> tensor<1x48x4x4xf32>
+  func.return %m : tensor<1x48x4x4xf32>
+}
