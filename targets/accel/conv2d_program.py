@@ -63,6 +63,10 @@ class LayerPlan:
     regions: dict[str, Region]
     dram_bytes: int
 
+    @property
+    def dram_layout(self) -> list[int]:
+        return dram_layout(self.regions, self.dram_bytes)
+
     def view(self, dram: np.ndarray, name: str) -> np.ndarray:
         r = self.regions[name]
         return dram[r.offset : r.offset + r.nbytes].view(r.dtype).reshape(r.shape)
@@ -131,6 +135,24 @@ def layer_regions(
         shape, dtype = shapes[name]
         regions[name] = Region(size, shape, dtype)
         size += -(-regions[name].nbytes // _ALIGN) * _ALIGN
+    return regions, size
+
+
+def dram_layout(regions: dict[str, Region], size: int) -> list[int]:
+    """The regions' byte offsets in REGIONS order, then the image's size: what an accel.layer
+    and a kernel blob record of the image."""
+    return [*(regions[r].offset for r in REGIONS), size]
+
+
+def recorded_regions(
+    cfg: AccelConfig, layer: Conv2dLayer, n_uops: int, recorded: list[int]
+) -> tuple[dict[str, Region], int]:
+    """The layer's regions and image size, checked against a recorded `dram_layout`; UserError
+    when they differ (a damaged or edited program)."""
+    regions, size = layer_regions(cfg, layer, n_uops)
+    want = dram_layout(regions, size)
+    if recorded != want:
+        raise UserError(f"DRAM layout {recorded} does not match the layer's {want}")
     return regions, size
 
 

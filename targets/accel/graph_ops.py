@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -33,6 +33,9 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from nnvm.dialects.nnvm.conv import conv_output_size
+from nnvm.targets.accel.tiling import Conv2dLayer
 
 I8 = IntegerType(8)
 I32 = IntegerType(32)
@@ -75,14 +78,6 @@ class _LayerOp(IRDLOperation):
     )
 
 
-def ints(values) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
-
-
-def conv_out(size: int, kernel: int, stride: int, lo: int, hi: int) -> int:
-    return (size + lo + hi - kernel) // stride + 1
-
-
 @irdl_op_definition
 class Conv2dOp(_LayerOp):
     """`accel.conv2d`: int8 NCHW data, int8 OIHW weight (groups 1, no dilation)."""
@@ -110,8 +105,8 @@ class Conv2dOp(_LayerOp):
         want = [
             n,
             o,
-            conv_out(h, kh, strides[0], pads[0], pads[2]),
-            conv_out(w, kw, strides[1], pads[1], pads[3]),
+            conv_output_size(h, kh, strides[0], pads[0], pads[2], 1),
+            conv_output_size(w, kw, strides[1], pads[1], pads[3], 1),
         ]
         got = _tensor(self.result, "result", self.name, I8)
         if got != want:
@@ -135,19 +130,23 @@ class DenseOp(_LayerOp):
             raise VerifyException(f"{self.name}: result must be {[n, m]}, got {got}")
 
 
-def layer_of(op: Conv2dOp | DenseOp):
-    """The op's layer geometry (tiling.Conv2dLayer), or a reason the accelerator's loops cannot
-    express it (a stride per axis, uneven padding)."""
-    from nnvm.targets.accel.tiling import Conv2dLayer
-
-    if isinstance(op, DenseOp):
-        (n, k), (m, _) = op.data.type.get_shape(), op.weight.type.get_shape()
-        return Conv2dLayer.dense(n, k, m)
-    n, c, h, w = op.data.type.get_shape()
-    o, _, kh, kw = op.weight.type.get_shape()
-    (sh, sw), pads = op.stride_pair(), op.pads()
+def conv_layer(data_shape, weight_shape, strides, pads) -> Conv2dLayer | str:
+    """The geometry of an NCHW / OIHW conv with `strides` and `pads` ([top, left, bottom,
+    right]), or why the accelerator's loops cannot express it (a stride per axis, uneven
+    padding)."""
+    (sh, sw), pads = strides, list(pads)
     if sh != sw:
         return f"strides {sh}x{sw} (the accelerator's loops take one stride)"
     if len(set(pads)) != 1:
-        return f"padding {list(pads)} (the accelerator pads evenly)"
+        return f"padding {pads} (the accelerator pads evenly)"
+    n, c, h, w = data_shape
+    o, _, kh, kw = weight_shape
     return Conv2dLayer(n, c, h, w, o, kh, kw, sh, pads[0])
+
+
+def layer_of(op: Conv2dOp | DenseOp) -> Conv2dLayer | str:
+    """The op's layer geometry, or a reason the accelerator's loops cannot express it."""
+    data, weight = op.data.type.get_shape(), op.weight.type.get_shape()
+    if isinstance(op, DenseOp):
+        return Conv2dLayer.dense(data[0], data[1], weight[0])
+    return conv_layer(data, weight, op.stride_pair(), op.pads())

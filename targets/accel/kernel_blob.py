@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 from nnvm.support.errors import UserError
 from nnvm.targets.accel.config import AccelConfig, config_from_dict
-from nnvm.targets.accel.conv2d_program import REGIONS, LayerPlan, layer_regions
+from nnvm.targets.accel.conv2d_program import LayerPlan, recorded_regions
 from nnvm.targets.accel.isa import decode_insns, decode_uops, encode_insns, encode_uops
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
 
@@ -38,7 +38,7 @@ def encode_plan(plan: LayerPlan, inputs: int) -> bytes:
         "layer": asdict(plan.layer),
         "tiling": asdict(t),
         "virtual_threads": plan.virtual_threads,
-        "dram": [*(plan.regions[r].offset for r in REGIONS), plan.dram_bytes],
+        "dram": plan.dram_layout,
         "insns": len(plan.insns),
         "uops": len(plan.uops),
     }
@@ -85,7 +85,8 @@ def decode_plan(blob: bytes, name: str = "kernel") -> tuple[LayerPlan, int]:
         raise bad(f"{len(blob)} bytes, the header promises {body + 16 * n_insns + 4 * n_uops}")
     insns = decode_insns(blob[body : body + 16 * n_insns])
     uops = decode_uops(blob[body + 16 * n_insns :])
-    regions, total = layer_regions(cfg, layer, n_uops)
-    if dram != [*(regions[r].offset for r in REGIONS), total]:
-        raise bad(f"DRAM layout {dram} does not match the layer's {[*regions.values(), total]}")
+    try:
+        regions, total = recorded_regions(cfg, layer, n_uops, dram)
+    except UserError as err:
+        raise bad(err.message) from None
     return LayerPlan(cfg, layer, tiling, vt, insns, uops, regions, total), inputs

@@ -17,11 +17,12 @@ from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.support.pass_statistics import record_statistic
 from nnvm.targets.accel.config import AccelConfig
-from nnvm.targets.accel.conv2d_program import REGIONS, LayerPlan, plan_layer
+from nnvm.targets.accel.conv2d_program import LayerPlan, plan_layer, recorded_regions
 from nnvm.targets.accel.dialect import LayerOp, ProgramOp, i64_array
 from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp, layer_of
 from nnvm.targets.accel.pass_options import AccelPass
-from nnvm.targets.accel.program_ir import program_to_ir
+from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
+from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
 
 
 def geometry(plan: LayerPlan) -> list[int]:
@@ -54,7 +55,7 @@ def layer_op(op: Conv2dOp | DenseOp, plan: LayerPlan) -> LayerOp:
             "tiling": i64_array([t.tob, t.tib, t.toh, t.tow]),
             "order": StringAttr(t.order),
             "virtual_threads": IntegerAttr(plan.virtual_threads, i64),
-            "dram": i64_array([*(plan.regions[r].offset for r in REGIONS), plan.dram_bytes]),
+            "dram": i64_array(plan.dram_layout),
         },
     )
 
@@ -87,20 +88,13 @@ class AccelLowerLayers(AccelPass):
 def plan_of(op: LayerOp, cfg: AccelConfig) -> LayerPlan:
     """The plan an accel.layer holds (its program as written, so an edited program is what
     runs); a DRAM layout that does not match its geometry is a located error."""
-    from nnvm.targets.accel.conv2d_program import layer_regions
-    from nnvm.targets.accel.program_ir import ir_to_program
-    from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
-
     layer = Conv2dLayer(*(int(v) for v in op.geometry.get_values()))
     tob, tib, toh, tow = (int(v) for v in op.tiling.get_values())
     tiling = Tiling(tob, tib, toh, tow, op.order.data)
     try:
         insns, uops = ir_to_program(op)
+        dram = [int(v) for v in op.dram.get_values()]
+        regions, total = recorded_regions(cfg, layer, len(uops), dram)
     except UserError as err:
         raise DiagnosticError(op, f"accel.layer: {err.message}") from None
-    regions, total = layer_regions(cfg, layer, len(uops))
-    want = [*(regions[r].offset for r in REGIONS), total]
-    got = [int(v) for v in op.dram.get_values()]
-    if got != want:
-        raise DiagnosticError(op, f"accel.layer: dram {got} does not match the layer's {want}")
     return LayerPlan(cfg, layer, tiling, op.virtual_threads.value.data, insns, uops, regions, total)

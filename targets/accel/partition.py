@@ -32,7 +32,8 @@ from nnvm.dialects.nnvm.nn import DenseOp
 from nnvm.dialects.nnvm.sources import ConstantOp, ParamOp
 from nnvm.support.pass_statistics import record_statistic
 from nnvm.targets.accel.conv2d_program import refusal
-from nnvm.targets.accel.graph_ops import I8, I32, ints
+from nnvm.targets.accel.dialect import i64_array
+from nnvm.targets.accel.graph_ops import I8, I32, conv_layer
 from nnvm.targets.accel.graph_ops import Conv2dOp as AccelConv2d
 from nnvm.targets.accel.graph_ops import DenseOp as AccelDense
 from nnvm.targets.accel.pass_options import AccelPass
@@ -134,15 +135,8 @@ def _layer(product: Operation) -> Conv2dLayer | str:
         return f"dilation {list(attr('dilation'))}"
     if attr("data_layout") != "NCHW" or attr("kernel_layout") != "OIHW":
         return f"layout {attr('data_layout')}/{attr('kernel_layout')}"
-    sh, sw = attr("strides")
-    top, left, bottom, right = attr("padding")
-    if sh != sw:
-        return f"strides {sh}x{sw} (the accelerator's loops take one stride)"
-    if not top == left == bottom == right:
-        return f"padding {[top, left, bottom, right]} (the accelerator pads evenly)"
-    n, c, h, w = shape_of(product.operands[0])
-    o, _, kh, kw = shape_of(product.operands[1])
-    return Conv2dLayer(n, c, h, w, o, kh, kw, sh, top)
+    data, weight = product.operands
+    return conv_layer(shape_of(data), shape_of(weight), attr("strides"), attr("padding"))
 
 
 def offload(chain: Chain) -> Operation:
@@ -152,7 +146,10 @@ def offload(chain: Chain) -> Operation:
     operands = [chain.data, chain.weight, [] if chain.bias is None else [chain.bias]]
     operands += [chain.rounding, chain.shift]
     if isinstance(product, Conv2DOp):
-        props = {"strides": ints(product.attr("strides")), "padding": ints(product.attr("padding"))}
+        props = {
+            "strides": i64_array(product.attr("strides")),
+            "padding": i64_array(product.attr("padding")),
+        }
         new = AccelConv2d.build(
             operands=operands, result_types=[y.results[0].type], properties=props
         )

@@ -19,23 +19,10 @@ from nnvm.targets.accel.simulator import Report, simulate
 
 @dataclass
 class Launch:
+    """One kernel run: which kernel (`plan(kernel)` has its layer) and its cycle report."""
+
     kernel: str
     report: Report
-    macs: int
-    """Multiply-adds of the layer itself (no padding of channels to blocks)."""
-
-
-def layer_macs(plan: LayerPlan) -> int:
-    L = plan.layer
-    return (
-        L.batch
-        * L.out_channels
-        * L.out_height
-        * L.out_width
-        * L.in_channels
-        * L.kernel_h
-        * L.kernel_w
-    )
 
 
 class AccelRuntime(DeviceRuntime):
@@ -98,7 +85,7 @@ class AccelRuntime(DeviceRuntime):
         report = simulate(plan.cfg, plan.insns, dram)
         out = self._array(handles[inputs], "i1", (L.batch, o, L.out_height, L.out_width))
         out[...] = plan.output(dram)
-        self.reports.append(Launch(kernel, report, layer_macs(plan)))
+        self.reports.append(Launch(kernel, report))
 
     def summary(self) -> dict:
         """Totals over every launch so far: cycles, GEMM-core busy cycles and utilisation,

@@ -20,6 +20,8 @@ from nnvm.support.target import Capabilities, DeviceRuntime, Target
 from nnvm.targets.accel.config import AccelConfig, config_at
 
 SCOPES = ("global", "inp", "wgt", "acc", "out")
+OPTIONS = ("config", "config-sha", "virtual-threads")
+"""The target string's options (-config-sha is what a library records beside -config)."""
 
 
 @dataclass(frozen=True)
@@ -39,16 +41,7 @@ class AccelTarget(Target):
         found: dict[str, str] = {}
         for word in options:
             key, eq, value = word.lstrip("-").partition("=")
-            if (
-                not word.startswith("-")
-                or not eq
-                or key
-                not in (
-                    "config",
-                    "config-sha",
-                    "virtual-threads",
-                )
-            ):
+            if not word.startswith("-") or not eq or key not in OPTIONS:
                 raise UserError(
                     f"unknown accel target option {word!r} in {spec!r} (known: -config=PATH, "
                     "-virtual-threads=1|2)"
