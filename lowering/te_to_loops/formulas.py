@@ -127,11 +127,7 @@ class FormulaEval:
                 f"'{self.compute.stage_name}' reads '{stage.name}' where it is not computed "
                 f"(compute '{stage.name}' at a loop that encloses this read)",
             )
-        buf = [
-            i if off is None else gen.isub(i, Val(off))
-            for i, off in zip(idx, view.offsets, strict=True)
-        ]
-        return gen.load(view.buffer, buf)
+        return gen.load(view.buffer, view_indices(gen, idx, view.offsets))
 
     def lazy_select(self, op: arith.SelectOp) -> Val:
         gen = self.gen
@@ -164,6 +160,13 @@ class FormulaEval:
         t = results[0].type
         if_op = scf.IfOp(cond.ssa, [t], Region(branches[0][0]), Region(branches[1][0]))
         return Val(gen.add1(if_op), "v" if vector_result else "u")
+
+
+def view_indices(gen: VectorEmitter, idx: list[Val], offsets) -> list[Val]:
+    """Tensor indices into the buffer of a view that starts at `offsets` (None: at 0)."""
+    return [
+        i if off is None else gen.isub(i, Val(off)) for i, off in zip(idx, offsets, strict=True)
+    ]
 
 
 def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:

@@ -16,18 +16,25 @@ from nnvm.lowering.te_to_loops.index_math import known_multiple
 from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
 
 
+def real_indices(gen: VectorEmitter, nest: Nest, vals: dict[IterVar, Val]) -> list[Val]:
+    """The tensor indices of the stage's spatial axes (a region computed at a consumer's loop
+    starts at its offsets)."""
+    real = []
+    for d, v in enumerate(nest.stage.spatial_root):
+        x, off = vals[v], nest.offsets[d]
+        real.append(x if off is None else gen.iadd(x, Val(off, mult=known_multiple(off))))
+    return real
+
+
 def buffer_indices(
     gen: VectorEmitter, nest: Nest, vals: dict[IterVar, Val]
 ) -> tuple[list[Val], list[Val]]:
     """(real indices of the spatial axes, indices into the stage's buffer)."""
-    real, buf = [], []
-    for d, v in enumerate(nest.stage.spatial_root):
-        x = vals[v]
-        off = nest.offsets[d]
-        r = x if off is None else gen.iadd(x, Val(off, mult=known_multiple(off)))
-        real.append(r)
-        voff = nest.view.offsets[d]
-        buf.append(r if voff is None else gen.isub(r, Val(voff, mult=known_multiple(voff))))
+    real = real_indices(gen, nest, vals)
+    buf = [
+        r if voff is None else gen.isub(r, Val(voff, mult=known_multiple(voff)))
+        for r, voff in zip(real, nest.view.offsets, strict=True)
+    ]
     return real, buf
 
 

@@ -21,8 +21,8 @@ from nnvm.lowering.te_to_loops.emitter import (
     Val,
     hint,
 )
-from nnvm.lowering.te_to_loops.formulas import FormulaEval
-from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update
+from nnvm.lowering.te_to_loops.formulas import FormulaEval, view_indices
+from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update, real_indices
 from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
 
 GUARDED_UNROLL_LIMIT = 32
@@ -338,11 +338,7 @@ class LoopNestEmitter(VectorEmitter):
             for v in leaves[k + 1 :]:
                 ahead[v] = self.cval(0)
             self.derive(nest, ahead)
-            real = []
-            for d, v in enumerate(nest.stage.spatial_root):
-                off = nest.offsets[d]
-                real.append(ahead[v] if off is None else self.iadd(ahead[v], Val(off)))
-            args = real + [ahead[v] for v in nest.stage.reduce_root]
+            args = real_indices(self, nest, ahead) + [ahead[v] for v in nest.stage.reduce_root]
             formula = FormulaEval(self, compute, args, scope)
             for op in compute.block.ops:
                 if not isinstance(op, ReadOp) or op.tensor is not tensor.value:
@@ -353,10 +349,7 @@ class LoopNestEmitter(VectorEmitter):
                     continue
                 if any(i.kind != "u" for i in idx):
                     continue
-                buf = [
-                    i if o is None else self.isub(i, Val(o))
-                    for i, o in zip(idx, view.offsets, strict=True)
-                ]
+                buf = view_indices(self, idx, view.offsets)
                 self.add(PrefetchOp(view.buffer, [i.ssa for i in buf]))
 
     def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:

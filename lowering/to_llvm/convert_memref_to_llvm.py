@@ -118,7 +118,7 @@ def linear_index(
 
 
 def element_pointer(
-    b: LLVMBuilder, ref: SSAValue, indices: Sequence[SSAValue], what: str
+    b: LLVMBuilder, ref: SSAValue, indices: Sequence[SSAValue], what: str, inbounds: bool = True
 ) -> SSAValue:
     """GEP to element `indices` of memref value `ref` (operands not yet converted)."""
     t = ref.type
@@ -126,7 +126,7 @@ def element_pointer(
     strides = static_strides(t, what)
     base = b.to_llvm(ref)
     lin = linear_index(b, indices, strides)
-    return b.gep(base, lin, t.element_type)
+    return b.gep(base, lin, t.element_type, inbounds)
 
 
 def _load(op: memref.LoadOp, b: LLVMBuilder):
@@ -137,12 +137,7 @@ def _load(op: memref.LoadOp, b: LLVMBuilder):
 
 def _prefetch(op: PrefetchOp, b: LLVMBuilder):
     """llvm.prefetch(ptr, read, locality, data cache); the address need not be in bounds."""
-    t = op.memref.type
-    assert isinstance(t, MemRefType)
-    lin = linear_index(b, op.indices, static_strides(t, op.name))
-    ptr = b.emit(
-        llvm.GEPOp.from_mixed_indices(b.to_llvm(op.memref), [lin], convert_type(t.element_type))
-    )
+    ptr = element_pointer(b, op.memref, op.indices, op.name, inbounds=False)
     i32 = IntegerType(32)
     args = [ptr, b.const(0, i32), b.const(op.locality.value.data, i32), b.const(1, i32)]
     b.call_intrinsic("llvm.prefetch.p0", args, None)

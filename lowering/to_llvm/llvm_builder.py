@@ -473,19 +473,23 @@ class LLVMBuilder:
         return self.emit(llvm.ConstantOp(attr, t))
 
     # ---- memory and calls -----------------------------------------------------------------
-    def gep(self, ptr: SSAValue, index: SSAValue | int, elem: Attribute) -> SSAValue:
-        """&ptr[index] for elements of type `elem` (GEP, never ptrtoint arithmetic)."""
+    def gep(
+        self, ptr: SSAValue, index: SSAValue | int, elem: Attribute, inbounds: bool = True
+    ) -> SSAValue:
+        """&ptr[index] for elements of type `elem` (GEP, never ptrtoint arithmetic); `inbounds`
+        false for an address that may lie outside the object (a prefetch's)."""
         elem = convert_type(elem)
         if isinstance(index, int) and index == 0:
             return ptr
         if isinstance(index, int):
-            return self.emit(llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=True))
+            return self.emit(llvm.GEPOp.from_mixed_indices(ptr, [index], elem, inbounds=inbounds))
         props = {
             "rawConstantIndices": _GEP_ONE_INDEX,
             "elem_type": elem,
             "noWrapFlags": _int_attr(0, i32),
-            "inbounds": _UNIT,
         }
+        if inbounds:
+            props["inbounds"] = _UNIT
         return self.emit(_new(llvm.GEPOp, (ptr, index), (ptr.type,), props))
 
     def load(self, ptr: SSAValue, t: Attribute, align: int) -> SSAValue:
