@@ -109,10 +109,10 @@ def _replace_with_blocked(
     layout: str,
     old_inputs: list[SSAValue],
 ) -> None:
-    """Replace `op` by `blocked` (computing in `layout`) and a transform back to NCHW, then drop
-    the transforms it read from if nothing else reads them."""
-    back = _to_layout(blocked.results[0], layout, "NCHW")
-    rewriter.replace(op, [*prefix, blocked, back])
+    """Replace `op` by `blocked` (computing in `layout`) and a transform of each of its results
+    back to NCHW, then drop the transforms it read from if nothing else reads them."""
+    backs = [_to_layout(r, layout, "NCHW") for r in blocked.results]
+    rewriter.replace(op, [*prefix, blocked, *backs], [b.results[0] for b in backs])
     for value in old_inputs:
         if isinstance(value, OpResult) and isinstance(value.op, LayoutTransformOp):
             erase_if_dead(value.op, rewriter)
@@ -590,11 +590,7 @@ class SinkThroughSplit(RewritePattern):
         blocked = rebuild(op, [a], axis=axis, sizes=sizes)
         for new, old in zip(blocked.results, op.results, strict=True):
             new.name_hint = old.name_hint
-        backs = [_to_layout(r, layout, "NCHW") for r in blocked.results]
-        rewriter.replace(op, [blocked, *backs], [b.results[0] for b in backs])
-        for value in op.operands:
-            if isinstance(value, OpResult) and isinstance(value.op, LayoutTransformOp):
-                erase_if_dead(value.op, rewriter)
+        _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
         self.stats.followers += 1
 
 

@@ -28,7 +28,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnvm.dialects.nnvm.autodiff import RECOMPUTE
-from nnvm.dialects.nnvm.base import NNVMOp
 from nnvm.dialects.nnvm.sources import ConstantOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.passes.graph_utils import is_source
@@ -148,9 +147,7 @@ def _computes(op: Operation) -> bool:
     """A graph op that computes (not a param or constant, not the function's own calls or
     return): nnvm's, or another dialect's graph-level op (an accelerator's offloaded layer,
     opaque to the pattern rules, so a kernel of its own)."""
-    if isinstance(op, NNVMOp):
-        return not is_source(op)
-    return not isinstance(op, func.ReturnOp | func.CallOp) and not is_source(op)
+    return not is_source(op) and not isinstance(op, func.ReturnOp | func.CallOp)
 
 
 def kernel_name(group: Group, digest: str) -> str:

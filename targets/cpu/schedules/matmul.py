@@ -112,7 +112,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(UnrollOp.make(a, ai))
     p.append(VectorizeOp.make(a, aj))
     if len(anchor.reduce_names) == 1:
-        _prefetch_weights(s, anchor, a, anchor.reduce_names[0], nf, elt_bytes)
+        _prefetch_weights(s, anchor, a, anchor.reduce_names[0], nf)
 
 
 def _k_blocked(
@@ -144,16 +144,15 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
-    _prefetch_weights(s, anchor, a, f"{r}.i", nf, max(element_bits(anchor.element_type) // 8, 1))
+    _prefetch_weights(s, anchor, a, f"{r}.i", nf)
 
 
-def _prefetch_weights(
-    s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf: int, elt_bytes: int
-) -> None:
-    """Prefetch the right operand's column panel PREFETCH_BYTES ahead of the depth loop `k`:
-    the first row tile on a panel reads it from memory (a knob: 0 turns it off)."""
+def _prefetch_weights(s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf: int) -> None:
+    """Prefetch the right operand's column panel (`nf` columns) PREFETCH_BYTES ahead of the
+    depth loop `k`: the first row tile on a panel reads it from memory (a knob: 0 turns it
+    off)."""
     weights = right_operand(anchor)
-    ahead = PREFETCH_BYTES // (nf * elt_bytes)
+    ahead = PREFETCH_BYTES // (nf * max(element_bits(anchor.element_type) // 8, 1))
     ahead = s.knob("matmul.prefetch_rows", sorted({0, ahead}), ahead)
     if weights is not None and ahead:
         s.prims.append(PrefetchOp.make(a, weights, k, ahead))
