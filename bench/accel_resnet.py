@@ -23,9 +23,18 @@ import nnvm
 from bench.models import MODELS
 from nnvm.compiler import build
 from nnvm.frontend import from_onnx
-from nnvm.quantize import accuracy_report, quantize
+from nnvm.quantize import accuracy_report, quantize, write_report
 from nnvm.runtime import graph_runtime
 from nnvm.testing.onnx_models import random_inputs
+
+
+def _ran(module, params, feed, devices=()):
+    """The graph module of `module` built with `devices`, after one run on `feed`."""
+    graph, lib, p = build(module, params=params, devices=list(devices))
+    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    m.set_input(**p)
+    m.run(**feed)
+    return m
 
 
 def _layer_table(q_module, q_params, feed) -> tuple[list[dict], dict]:
@@ -35,12 +44,7 @@ def _layer_table(q_module, q_params, feed) -> tuple[list[dict], dict]:
     totals = {}
     outputs = []
     for vt in (1, 2):
-        graph, lib, params = build(
-            q_module, params=q_params, devices=[f"accel -virtual-threads={vt}"]
-        )
-        m = graph_runtime.create(graph, lib, nnvm.cpu(0))
-        m.set_input(**params)
-        m.run(**feed)
+        m = _ran(q_module, q_params, feed, [f"accel -virtual-threads={vt}"])
         outputs.append(m.get_output(0).copy())
         rt = m.device_runtime("accel")
         for launch in rt.reports:
@@ -80,16 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     feed = random_inputs(model, seed=123)
     layers, totals = _layer_table(q_module, q_params, feed)
-    graph, lib, p = build(q_module, params=q_params)
-    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
-    m.set_input(**p)
-    m.run(**feed)
-    cpu_int8 = m.get_output(0).copy()
-    graph, lib, p = build(q_module, params=q_params, devices=["accel"])
-    m = graph_runtime.create(graph, lib, nnvm.cpu(0))
-    m.set_input(**p)
-    m.run(**feed)
-    totals["accel_equals_cpu_int8"] = bool(np.array_equal(m.get_output(0), cpu_int8))
+    cpu_int8 = _ran(q_module, q_params, feed).get_output(0)
+    on_accel = _ran(q_module, q_params, feed, ["accel"]).get_output(0)
+    totals["accel_equals_cpu_int8"] = bool(np.array_equal(on_accel, cpu_int8))
     start = time.perf_counter()
     inputs = (random_inputs(model, seed=k) for k in range(args.samples))
     accuracy = accuracy_report(module, params, q_module, q_params, inputs, engine="accel")
@@ -102,11 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         "layers": layers,
         "totals": totals,
     }
-    text = json.dumps(report, indent=1)
-    print(text)
+    print(json.dumps(report, indent=1, sort_keys=True))
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+        write_report(report, args.out)
     return 0
 
 

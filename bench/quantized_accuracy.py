@@ -20,7 +20,7 @@ import nnvm
 from bench.models import MODELS
 from nnvm.compiler import build
 from nnvm.frontend import from_onnx
-from nnvm.quantize import accuracy_report, quantize
+from nnvm.quantize import accuracy_report, quantize, write_report
 from nnvm.runtime import graph_runtime
 from nnvm.testing.onnx_models import random_inputs
 
@@ -91,11 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         int8_ops=sum(k.endswith(".weight") and v.dtype == np.int8 for k, v in q_params.items()),
         times=run_times(module, params, q_module, q_params, random_inputs(model), args.repeat),
     )
-    text = json.dumps(report, indent=1, sort_keys=True)
-    print(text)
+    print(json.dumps(report, indent=1, sort_keys=True))
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+        write_report(report, args.out)
     return 0
 
 

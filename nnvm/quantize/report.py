@@ -76,9 +76,10 @@ def accuracy_report(
     *,
     engine: str = "cpu",
 ) -> dict:
-    """Run both graphs on every input (built for the CPU, the CPU with a device target such as
-    'accel' running what it takes, or on the reference executor) and compare output by output: cosine similarity per sample (mean, min), top-1 agreement (argmax
-    of the last axis) with how many distinct classes fp32 picked, and the max abs error.
+    """Run both graphs on every input (built for the CPU, for the CPU with a device target such
+    as 'accel' running what it takes, or on the reference executor) and compare output by
+    output: cosine similarity per sample (mean, min), top-1 agreement (argmax of the last axis)
+    with how many distinct classes fp32 picked, and the max abs error.
 
     `centered` repeats the metrics on the outputs minus the fp32 mean output over the inputs:
     the input-dependent part. A network with random weights on random inputs gives nearly one
