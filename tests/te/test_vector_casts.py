@@ -1,0 +1,54 @@
+"""Casts, integer compares and selects vectorize (nnvm.support.xdsl_fixes widens xDSL's arith
+ops to vectors, as MLIR's are): an int8 quantize kernel and an int64 requantize kernel run as
+vector loops and still equal the reference executor exactly."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from harness import check, parse
+
+
+def vector_op(text: str, op: str, src: str, dst: str) -> bool:
+    return re.search(rf"{op} .*: vector<\d+x{src}> to vector<\d+x{dst}>", text) is not None
+
+
+QUANTIZE = """
+func.func @k(%x: tensor<3x40xf32>) -> tensor<3x40xf32> {
+  %s = nnvm.constant dense<21.5> : tensor<f32>
+  %m = nnvm.mul %x, %s : (tensor<3x40xf32>, tensor<f32>) -> tensor<3x40xf32>
+  %r = nnvm.round %m : (tensor<3x40xf32>) -> tensor<3x40xf32>
+  %c = nnvm.clip %r {min = -127.0, max = 127.0} : (tensor<3x40xf32>) -> tensor<3x40xf32>
+  %q = nnvm.cast %c {to = "int8"} : (tensor<3x40xf32>) -> tensor<3x40xi8>
+  %f = nnvm.cast %q {to = "float32"} : (tensor<3x40xi8>) -> tensor<3x40xf32>
+  func.return %f : tensor<3x40xf32>
+}"""
+
+REQUANT = """
+func.func @k(%acc: tensor<2x48xi32>, %mult: tensor<48xi64>) -> tensor<2x48xi8> {
+  %a = nnvm.cast %acc {to = "int64"} : (tensor<2x48xi32>) -> tensor<2x48xi64>
+  %p = nnvm.mul %a, %mult : (tensor<2x48xi64>, tensor<48xi64>) -> tensor<2x48xi64>
+  %sh = nnvm.constant dense<20> : tensor<i64>
+  %s = nnvm.bit_shift %p, %sh {direction = "right"} : (tensor<2x48xi64>, tensor<i64>) -> tensor<2x48xi64>
+  %c = nnvm.clip %s {min = -128.0, max = 127.0} : (tensor<2x48xi64>) -> tensor<2x48xi64>
+  %q = nnvm.cast %c {to = "int8"} : (tensor<2x48xi64>) -> tensor<2x48xi8>
+  func.return %q : tensor<2x48xi8>
+}"""
+
+
+def test_quantize_kernel_vectorizes():
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((3, 40)) * 4).astype(np.float32)
+    lowered = str(check(parse(QUANTIZE), [x]))
+    assert vector_op(lowered, "arith.fptosi", "f32", "i8")
+    assert vector_op(lowered, "arith.sitofp", "i8", "f32")
+
+
+def test_requantize_kernel_vectorizes():
+    rng = np.random.default_rng(1)
+    acc = rng.integers(-(2**20), 2**20, (2, 48), dtype=np.int32)
+    mult = rng.integers(1, 2**15, 48, dtype=np.int64)
+    lowered = str(check(parse(REQUANT), [acc, mult]))
+    assert vector_op(lowered, "arith.extsi", "i32", "i64")
+    assert vector_op(lowered, "arith.trunci", "i64", "i8")
