@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import BoolAttr, ModuleOp
+from xdsl.dialects.builtin import BoolAttr, ModuleOp, i8, i32
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -51,7 +51,7 @@ from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
 from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
-from nnvm.dialects.nnvm.nn import BiasAddOp, DenseOp, MatmulOp, should_pack
+from nnvm.dialects.nnvm.nn import DOT_BYTES, BiasAddOp, DenseOp, MatmulOp, should_pack
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import ReduceOp
 from nnvm.dialects.nnvm.resize import ResizeOp
@@ -79,6 +79,7 @@ class _Stats:
     composed: int = 0
     dense_to_matmul: int = 0
     pointwise_matmuls: int = 0
+    dot_weights: int = 0
 
 
 def largest_divisor_at_most(n: int, limit: int) -> int:
@@ -308,6 +309,8 @@ class DenseToMatmul(RewritePattern):
         x, w = op.operands
         if not (is_static(x.type) and is_static(w.type) and is_constant_like(w)):
             return
+        if not is_float(x.type.element_type):  # type: ignore[attr-defined]
+            return  # integer dense: PackDotWeight's
         xs = shape_of(x)
         rows = 1
         for d in xs[:-1]:
@@ -336,6 +339,37 @@ class DenseToMatmul(RewritePattern):
         else:
             rewriter.replace(op, [*weight_ops, mm])
         self.stats.dense_to_matmul += 1
+
+
+@dataclass
+class PackDotWeight(RewritePattern):
+    """dense(x, w) over bytes with a constant int8 weight [N, K] -> dense(x, pack(w))
+    {weight_lanes = L}: w as [N/L, K/4, L, 4] (reshape + transpose, precomputed by
+    fold-constants), the operand order of byte dot products (x86 vpdpbusd) for L int32 lanes.
+    N a multiple of L and K of 4 only: the packed weight has no padding."""
+
+    stats: _Stats
+    lanes: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DenseOp, rewriter: PatternRewriter) -> None:
+        x, w = op.operands
+        if self.lanes <= 0 or op.attr("weight_lanes") or op.results[0].type.element_type != i32:  # type: ignore[attr-defined]
+            return
+        if w.type.element_type != i8 or not (is_static(w.type) and is_constant_like(w)):  # type: ignore[attr-defined]
+            return
+        n, k = shape_of(w)
+        if n % self.lanes or k % DOT_BYTES:
+            return
+        blocks = ReshapeOp.make(w, shape=[n // self.lanes, self.lanes, k // DOT_BYTES, DOT_BYTES])
+        packed = TransposeOp.make(blocks.results[0], perm=[0, 2, 1, 3])
+        dense = DenseOp.make(x, packed.results[0], weight_lanes=self.lanes)
+        name = op.results[0].name_hint or "dense"
+        blocks.results[0].name_hint = f"{name}_w_blocks"
+        packed.results[0].name_hint = f"{name}_w_packed"
+        dense.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [blocks, packed, dense])
+        self.stats.dot_weights += 1
 
 
 BATCHED_ROWS = 64
@@ -700,6 +734,10 @@ class AlterLayoutPass(ModulePass):
     """Column-panel width for constant matmul weights (0: keep them [K, N]); None: the host
     target's (Capabilities.panel)."""
 
+    dot_lanes: int = 0
+    """int32 lanes of the target's byte dot products (16 with AVX-512): constant int8 weights
+    of integer dense ops are packed for them (0: left [N, K])."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise DiagnosticError(None, f"alter-layout: block must be >= 1, got {self.block}")
@@ -709,6 +747,7 @@ class AlterLayoutPass(ModulePass):
             ComposeLayoutTransforms(stats),
             BlockConv2D(self.block, stats),
             DenseToMatmul(stats, panel),
+            PackDotWeight(stats, self.dot_lanes),
             LSTMWeightsKN(stats),
             SinkThroughUnary(stats),
             SinkThroughBinary(stats),
@@ -744,6 +783,14 @@ class AlterLayoutPass(ModulePass):
                 "pointwise-matmuls",
                 stats.pointwise_matmuls,
                 "unblockable 1x1 convs run as matmuls",
+            )
+        if stats.dot_weights:
+            record_statistic(
+                op,
+                self.name,
+                "dot-weights",
+                stats.dot_weights,
+                "int8 dense weights packed for byte dot products",
             )
         if stats.dense_to_matmul:
             record_statistic(

@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
@@ -23,7 +23,7 @@ from nnvm.dialects.nnvm.base import (
     normalize_axis,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_bool, is_float
+from nnvm.dialects.nnvm.dtypes import is_bool, is_float, is_integer
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
@@ -74,21 +74,66 @@ def _along(v: np.ndarray, axis: int, rank: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
+DOT_BYTES = 4
+"""Bytes of one 8-bit dot-product step (x86 vpdpbusd, Arm sdot: four products into an int32)."""
+
+
+def pack_dot_weight(w: np.ndarray, lanes: int) -> np.ndarray:
+    """int8 w [N, K] -> [N/lanes, K/4, lanes, 4] (a dense's `weight_lanes` layout): each
+    block of `lanes` outputs holds, for every 4 consecutive k, their 4 bytes side by side."""
+    n, k = w.shape
+    blocks = w.reshape(n // lanes, lanes, k // DOT_BYTES, DOT_BYTES)
+    return np.ascontiguousarray(blocks.transpose(0, 2, 1, 3))
+
+
+def unpack_dot_weight(packed: np.ndarray) -> np.ndarray:
+    """The inverse of pack_dot_weight."""
+    nb, kb, lanes, q = packed.shape
+    return packed.transpose(0, 2, 1, 3).reshape(nb * lanes, kb * q)
+
+
+def _is_byte(t: Attribute) -> bool:
+    return is_integer(t) and t.width.data == 8  # type: ignore[attr-defined]
+
+
 @irdl_op_definition
 class DenseOp(NNVMOp):
     """`nnvm.dense %x, %w`: x [..., K] times w [N, K] transposed -> [..., N] (no bias; a
-    following `bias_add` carries it and fuses into the output loop)."""
+    following `bias_add` carries it and fuses into the output loop).
+
+    8-bit integer operands (int8 or uint8, mixed allowed) accumulate into an int32 result,
+    as QNN dense does: the form quantized models run in on a CPU with byte dot products."""
 
     name = "nnvm.dense"
     data = operand_def()
     weight = operand_def()
     result = result_def()
+    weight_lanes = int_prop(0)
+    """0: w is [N, K]. L > 0 (8-bit weights only): w is packed [N/L, K/4, L, 4] for byte dot
+    products (`pack_dot_weight`; alter-layout packs constant weights, fold-constants computes
+    them): a vector of L int32 outputs takes 4 consecutive k of each in one instruction."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
+
+    def _weight_shape(self, ws: Sequence[int]) -> tuple[int, ...]:
+        """The logical [N, K] of the weight operand."""
+        lanes = self.attr("weight_lanes")
+        if not lanes:
+            return tuple(ws)
+        if lanes < 0 or len(ws) != 4 or ws[2] != lanes or ws[3] != DOT_BYTES:
+            raise ShapeError(
+                f"dense: weight_lanes = {lanes} needs a [N/{lanes}, K/4, {lanes}, 4] weight, "
+                f"got {list(ws)}"
+            )
+        return (ws[0] * lanes, ws[1] * DOT_BYTES)
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         x, w = operand_types
-        _same_element_type("dense", operand_types)
-        xs, ws = x.get_shape(), w.get_shape()
+        bytes_ = _is_byte(x.element_type) and _is_byte(w.element_type)
+        if not bytes_:
+            _same_element_type("dense", operand_types)
+        elif self.attr("weight_lanes") and w.element_type != IntegerType(8):
+            raise ShapeError("dense: a packed weight (weight_lanes) must be int8")
+        xs, ws = x.get_shape(), self._weight_shape(w.get_shape())
         if len(xs) < 1:
             raise ShapeError("dense: data must have rank >= 1")
         if len(ws) != 2:
@@ -97,22 +142,52 @@ class DenseOp(NNVMOp):
             raise ShapeError(
                 f"dense: data has K = {xs[-1]} but weight [{ws[0]}, {ws[1]}] expects K = {ws[1]}"
             )
-        return [tensor((*xs[:-1], ws[0]), x.element_type)]
+        return [tensor((*xs[:-1], ws[0]), IntegerType(32) if bytes_ else x.element_type)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         x, w = inputs
-        return [np.matmul(_acc(x), _acc(w).T).astype(x.dtype)]
+        if self.attr("weight_lanes"):
+            w = unpack_dot_weight(w)
+        out = np.matmul(_acc(x), _acc(w).T)
+        if x.dtype.itemsize == 1 and w.dtype.itemsize == 1 and x.dtype.kind in "iu":
+            return [out.astype(np.int32)]
+        return [out.astype(x.dtype)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         x, w = inputs
-        n, k = w.shape
+        lanes = self.attr("weight_lanes")
+        n, k = self._weight_shape(w.shape)
         shape = (*x.shape[:-1], n)
+        axes = [f"i{d}" for d in range(len(shape) - 1)] + ["n"]
+        if _is_byte(x.dtype) and _is_byte(w.dtype):
+            acc = IntegerType(32)
+
+            def product(*args: Expr) -> Expr:
+                *rows, col, r = args
+                if lanes:
+                    wv = w[col // lanes, r // DOT_BYTES, col % lanes, r % DOT_BYTES]
+                else:
+                    wv = w[col, r]
+                return te.cast(x[(*rows, r)], acc) * te.cast(wv, acc)
+
+            template = "dense_dot_bytes" if lanes else "dense"
+            return [
+                b.reduce(
+                    shape,
+                    "sum",
+                    (k,),
+                    product,
+                    dtype=acc,
+                    axes=axes,
+                    reduce_axes=("k",),
+                    template=template,
+                )
+            ]
 
         def body(*args: Expr) -> Expr:
             *rows, col, r = args
             return x[(*rows, r)] * w[col, r]
 
-        axes = [f"i{d}" for d in range(len(shape) - 1)] + ["n"]
         return [
             topi.summed(
                 b, shape, (k,), body, x.dtype, axes=axes, reduce_axes=("k",), template="dense"

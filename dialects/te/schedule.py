@@ -335,6 +335,15 @@ class _AxisTargetPrimitive(Primitive):
     def target_name(self) -> str:
         return self.properties[self.TARGET].data  # type: ignore[attr-defined]
 
+    @classmethod
+    def make(cls, stage: str, axis: str, target: str) -> IRDLOperation:
+        props = {
+            "stage": StringAttr(stage),
+            "axis": StringAttr(axis),
+            cls.TARGET: StringAttr(target),
+        }
+        return cls.create(properties=props)  # type: ignore[arg-type]
+
     def print(self, printer: Printer) -> None:
         self._print_stage(printer)
         printer.print_string(f" {_name_text(self.axis.data)} {self.KEYWORD} ")

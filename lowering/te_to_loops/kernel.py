@@ -3,6 +3,8 @@ inputs and outputs, buffers for the stages computed at the root, then each root 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     MemRefType,
@@ -14,6 +16,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, SSAValue
 
+from nnvm.dialects.te.intrinsics import TensorIntrinsic
 from nnvm.dialects.te.ops import ConstantOp, ExternOp
 from nnvm.dialects.te.stage_tree import Stage
 from nnvm.dialects.te.stages import ScheduleState
@@ -34,9 +37,16 @@ def memref_of(t: Attribute) -> MemRefType:
 class KernelGenerator(LoopNestEmitter):
     """Replaces a scheduled te kernel function by its loop-nest implementation."""
 
-    def __init__(self, state: ScheduleState, module: ModuleOp, vector_bits: int = NATIVE_BITS):
+    def __init__(
+        self,
+        state: ScheduleState,
+        module: ModuleOp,
+        vector_bits: int = NATIVE_BITS,
+        intrinsics: Mapping[str, TensorIntrinsic] | None = None,
+    ):
         super().__init__(state, module, vector_bits)
         self._deallocs: list[SSAValue] = []
+        self.intrinsics = dict(intrinsics or {})
 
     def generate(self) -> None:
         state, fn = self.state, self.state.fn

@@ -23,14 +23,14 @@ from nnvm.lowering.te_to_loops.emitter import (
 )
 from nnvm.lowering.te_to_loops.formulas import FormulaEval, view_indices
 from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update, real_indices
-from nnvm.lowering.te_to_loops.vectorize import VectorEmitter
+from nnvm.lowering.te_to_loops.tensorize import TensorizeEmitter, intrinsic_name
 
 GUARDED_UNROLL_LIMIT = 32
 """An unrolled loop whose bound is only known at run time (a split tail) is unrolled anyway,
 each iteration guarded, up to this many iterations (a register tile's rows)."""
 
 
-class LoopNestEmitter(VectorEmitter):
+class LoopNestEmitter(TensorizeEmitter):
     """Emits the loop nest of one compute stage, with the stages computed at its loops inside."""
 
     def emit_compute(self, stage: Stage, scope: Scope, region: AttachedRegion | None) -> None:
@@ -139,6 +139,11 @@ class LoopNestEmitter(VectorEmitter):
 
         ann = leaf.annotation
         last = k == len(leaves) - 1
+        if intrinsic_name(ann) is not None:
+            if mode == "main":
+                self.emit_tensorized(nest, scope, leaves, k, vals)
+                return
+            ann = "vectorize"  # the accumulator's initialisation over the tile
         if static == 1 and ub_dyn is None and ann != "parallel":
             inner(self.cval(0))
         elif ann == "vectorize" and last:

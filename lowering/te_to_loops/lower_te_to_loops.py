@@ -53,7 +53,8 @@ def lower_kernel(fn: func.FuncOp, module: ModuleOp, target: Target) -> None:
     state = ScheduleState(fn)
     state.apply_all()
     target.check_schedule(state)
-    KernelGenerator(state, module, target.vector_bits or NATIVE_BITS).generate()
+    bits = target.vector_bits or NATIVE_BITS
+    KernelGenerator(state, module, bits, target.tensor_intrinsics()).generate()
 
 
 @dataclass(frozen=True)

@@ -85,17 +85,21 @@ def graph_passes(
 ) -> list[ModulePass]:
     """The graph pipeline as pass objects, with the target's options set on them (the layout
     block of alter-layout, ...), the devices' own graph passes (`Target.graph_passes`: an
-    accelerator's partitioning) and the user's passes at their points. The devices' options
+    accelerator's partitioning), then the host's (the CPU's integer-dense, where the pipeline
+    has its point), and the user's passes at their points. The devices' options
     override the host's: the graph is shared, and a kernel a device takes must come out of the
     passes in a form it runs (an accelerator may ask alter-layout to leave weights unpacked)."""
     names = graph_pipeline(opt_level)
-    points: dict[str, list] = {k: list(v) for k, v in (extra or {}).items()}
-    for device in reversed(devices):
-        for point, added in device.graph_passes().items():
-            points[point] = [*added, *points.get(point, ())]
     known = {"start", "end"} | {
         f"{w}:{n.split('{')[0]}" for n in names for w in ("before", "after")
     }
+    points: dict[str, list] = {k: list(v) for k, v in (extra or {}).items()}
+    for point, added in target.graph_passes().items():
+        if point in known:  # the host's passes belong to the pipelines that have the point
+            points[point] = [*added, *points.get(point, ())]
+    for device in reversed(devices):
+        for point, added in device.graph_passes().items():
+            points[point] = [*added, *points.get(point, ())]
     unknown = sorted(set(points) - known)
     if unknown:
         raise UserError(

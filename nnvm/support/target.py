@@ -107,6 +107,11 @@ class Target(ABC):
         partition_for_<backend>). They run before the user's passes at the same point."""
         return {}
 
+    def tensor_intrinsics(self) -> Mapping[str, Any]:
+        """The tensor intrinsics `te.tensorize` may name on this target (by name), each a te
+        pattern and the target's code for it (a TensorIntrinsic of nnvm.dialects.te.intrinsics)."""
+        return {}
+
     def accepts(self, fn: func.FuncOp) -> str | None:
         """None when this target can run the fused kernel `fn`; else why not (placement)."""
         return None

@@ -120,12 +120,27 @@ class CPUTarget(Target):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities("cpu", vector_bits=self.vector_bits, threads=True, panel=MATMUL_PANEL)
+        return Capabilities(
+            "cpu", vector_bits=self.vector_bits, threads=True, panel=MATMUL_PANEL, tensorize=True
+        )
+
+    def tensor_intrinsics(self) -> dict[str, Any]:
+        """The byte dot product (vpdpbusd with VNNI, shifts and multiplies without)."""
+        from nnvm.targets.cpu.dot_bytes import NAME, dot_bytes_intrinsic
+
+        return {NAME: dot_bytes_intrinsic(self.vector_bits // 32, self.required)}
 
     def pass_options(self, pass_name: str) -> dict[str, Any]:
         if pass_name == "alter-layout":  # NCHWc channel blocks of one f32 vector
-            return {"block": max(self.vector_bits // 32, 1), "panel": MATMUL_PANEL}
+            lanes = max(self.vector_bits // 32, 1)
+            return {"block": lanes, "panel": MATMUL_PANEL, "dot_lanes": lanes}
         return {}
+
+    def graph_passes(self) -> dict[str, list[Any]]:
+        """int8 dense in integers (byte dot products) before alter-layout packs its weights."""
+        from nnvm.passes.integer_dense import IntegerDensePass
+
+        return {"before:alter-layout": [IntegerDensePass()]}
 
     def kernel_passes(self) -> list[Any]:
         from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops

@@ -10,6 +10,7 @@ from nnvm.dialects.te.stages import schedule_applies as applies
 from nnvm.support.config_space import ConfigSpace
 from nnvm.targets.cpu.schedules.conv2d import conv2d_nchw, conv2d_nchwc
 from nnvm.targets.cpu.schedules.dense import dense
+from nnvm.targets.cpu.schedules.dense_dot_bytes import dense_dot_bytes
 from nnvm.targets.cpu.schedules.matmul import matmul
 from nnvm.targets.cpu.schedules.scheduler import (
     MIN_PARALLEL_WORK,
@@ -23,6 +24,7 @@ TEMPLATES: dict[str, Template] = {
     "conv2d_nchw": Template(conv2d_nchw, min_rank=4),
     "depthwise_conv2d_nchw": Template(conv2d_nchw, min_rank=4),
     "dense": Template(dense, cache_write=False, min_rank=1),
+    "dense_dot_bytes": Template(dense_dot_bytes, min_rank=2, intermediate=True),
     "matmul": Template(matmul, min_rank=2, intermediate=True),
 }
 

@@ -1,0 +1,67 @@
+"""x86 schedule of dense over bytes (u8 activations, int8 weights packed [N/L, K/4, L, 4],
+int32 results): register tiles of rows x L-lane column blocks, each step of 4 k one byte
+dot product per accumulator (`te.tensorize ... with "dot_u8i8"`: vpdpbusd with VNNI)."""
+
+from __future__ import annotations
+
+from nnvm.dialects.te.ops import ComputeOp, ReadOp
+from nnvm.dialects.te.schedule import (
+    ComputeAtOp,
+    ReorderOp,
+    SplitOp,
+    TensorizeOp,
+    TileOp,
+    UnrollOp,
+    VectorizeOp,
+)
+from nnvm.targets.cpu.dot_bytes import NAME
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
+
+DOT_ACCUMULATORS = 24
+"""Accumulator vectors of a register tile: of AVX-512's 32 registers, up to 4 hold the
+weight vectors of a step and one the broadcast activation word."""
+
+
+def packed_lanes(anchor: ComputeOp) -> int:
+    """L of the packed [N/L, K/4, L, 4] weight the formula reads."""
+    for op in anchor.block.ops:
+        if isinstance(op, ReadOp):
+            shape = op.tensor.type.get_shape()  # type: ignore[attr-defined]
+            if len(shape) == 4:
+                return shape[2]
+    raise ValueError("dense_dot_bytes: no packed weight read")
+
+
+def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
+    """out[b.., i, j] = sum_k u8 x[b.., i, k] * i8 w[j, k]: tiles of `rows` x `cols` outputs;
+    the tiles of one column panel run one after another (the panel's K x cols bytes stay in
+    L1 for K up to 256 at 64 columns, in L2 beyond), the tile loops are one parallel loop.
+    Inside a tile, for each 4 k: one broadcast word of x per row, one vector of w per L
+    columns, a dot product per accumulator."""
+    *batch, i, j = s.axes(e)
+    *abatch, ai, aj = anchor.spatial_names
+    (k,) = anchor.reduce_names
+    m, n = anchor.shape[-2], anchor.shape[-1]
+    lanes = packed_lanes(anchor)
+    blocks = n // lanes
+    widths = [v for v in (1, 2, 4) if blocks % v == 0]
+    cols = s.knob("dense_dot.cols", widths, widths[-1])
+    rows = min(m, max(DOT_ACCUMULATORS // cols, 1))
+    tiles = -(-m // rows)  # a divisor of m that needs no more tiles, else a tail
+    rows = next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), rows)
+    rows = s.knob("dense_dot.rows", range(1, min(m, DOT_ACCUMULATORS) + 1), rows)
+    nf = cols * lanes
+    p = s.prims
+    p.append(TileOp.make(e, [i, j], [rows, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
+    p.append(ReorderOp.make(e, [*batch, f"{j}.o", f"{i}.o", f"{i}.i", f"{j}.i"]))
+    par = s._fuse(e, [*batch, f"{j}.o", f"{i}.o"])
+    assert par is not None
+    s.parallel(e, par, anchor)
+    p.append(VectorizeOp.make(e, f"{j}.i"))
+    p.append(ComputeAtOp.make(a, e, par))
+    p.append(SplitOp.make(a, aj, lanes, None, f"{aj}.o", f"{aj}.i"))
+    p.append(SplitOp.make(a, k, 4, None, f"{k}.o", f"{k}.i"))
+    p.append(ReorderOp.make(a, [*abatch, f"{k}.o", ai, f"{aj}.o", f"{aj}.i", f"{k}.i"]))
+    p.append(UnrollOp.make(a, ai))
+    p.append(UnrollOp.make(a, f"{aj}.o"))
+    p.append(TensorizeOp.make(a, f"{aj}.i", NAME))
