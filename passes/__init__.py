@@ -19,7 +19,7 @@ PASSES: dict[str, PassFactory] = {
     "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
     "gradient": lazy_pass(".gradient", "GradientPass", __name__),
     "quantize-int8": lazy_pass(".quantize_int8", "QuantizeInt8Pass", __name__),
-    "integer-dense": lazy_pass(".integer_dense", "IntegerDensePass", __name__),
+    "integer-products": lazy_pass(".integer_products", "IntegerProductsPass", __name__),
     "apply-default-schedule": lazy_pass(
         ".apply_default_schedule", "ApplyDefaultSchedulePass", __name__
     ),

@@ -165,6 +165,7 @@ class BlockConv2D(RewritePattern):
 
     block: int
     stats: _Stats
+    dot_lanes: int = 0
 
     def kernel_blocks(self, op: Conv2DOp) -> tuple[int, int, int] | None:
         """(input block, kernel input-channel block, output block), or None to leave op. A
@@ -262,8 +263,48 @@ class BlockConv2D(RewritePattern):
         self.stats.pointwise_matmuls += 1
         return True
 
+    def dot_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
+        """An int8 conv (bytes x int8 -> int32, no groups) whose channels the target's dot
+        lanes L divide: NCHW<L>c data and the weight packed [O/L, I/L, KH, KW, L/4, L, 4]
+        (reshape + transpose of OIHW, precomputed by fold-constants), each 4 input channels
+        of L output channels side by side for one byte dot product."""
+        lanes = self.dot_lanes
+        if lanes <= 0 or op.results[0].type.element_type != i32:  # type: ignore[attr-defined]
+            return False
+        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+            return False
+        x, w = op.operands
+        if op.attr("groups") != 1 or op.attr("out_layout") or op.attr("weight_lanes"):
+            return False
+        if not (is_static(x.type) and is_static(w.type) and is_constant_like(w)):
+            return False
+        o, c, kh, kw = shape_of(w)
+        if c % lanes or o % lanes:
+            return False
+        layout, kernel_layout = f"NCHW{lanes}c", f"OIHW{lanes}i{lanes}o"
+        x_b = _to_layout(x, "NCHW", layout)
+        q = DOT_BYTES
+        blocks = ReshapeOp.make(w, shape=[o // lanes, lanes, c // lanes, lanes // q, q, kh, kw])
+        packed = TransposeOp.make(blocks.results[0], perm=[0, 2, 5, 6, 3, 1, 4])
+        name = op.results[0].name_hint or "conv"
+        x_b.results[0].name_hint = f"{name}_in_{layout}"
+        blocks.results[0].name_hint = f"{name}_w_blocks"
+        packed.results[0].name_hint = f"{name}_w_packed"
+        conv = rebuild(
+            op,
+            [x_b.results[0], packed.results[0]],
+            data_layout=layout,
+            kernel_layout=kernel_layout,
+            weight_lanes=lanes,
+        )
+        _replace_with_blocked(rewriter, op, [x_b, blocks, packed], conv, layout, [])
+        self.stats.convs += 1
+        return True
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        if self.dot_rewrite(op, rewriter):
+            return
         blocks = self.kernel_blocks(op)
         if blocks is None:
             if not self.stem_rewrite(op, rewriter):
@@ -736,7 +777,7 @@ class AlterLayoutPass(ModulePass):
 
     dot_lanes: int = 0
     """int32 lanes of the target's byte dot products (16 with AVX-512): constant int8 weights
-    of integer dense ops are packed for them (0: left [N, K])."""
+    of integer dense and conv2d ops are packed for them (0: left as they are)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
@@ -745,7 +786,7 @@ class AlterLayoutPass(ModulePass):
         panel = self.panel if self.panel is not None else parse_target(None).capabilities.panel
         patterns: list[RewritePattern] = [
             ComposeLayoutTransforms(stats),
-            BlockConv2D(self.block, stats),
+            BlockConv2D(self.block, stats, self.dot_lanes),
             DenseToMatmul(stats, panel),
             PackDotWeight(stats, self.dot_lanes),
             LSTMWeightsKN(stats),

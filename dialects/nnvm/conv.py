@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
@@ -20,9 +20,10 @@ from nnvm.dialects.nnvm.base import (
     str_prop,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_float
+from nnvm.dialects.nnvm.dtypes import is_float, is_integer
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
+from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
 from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
@@ -55,6 +56,13 @@ class Conv2DOp(NNVMOp):
     data_layout = str_prop("NCHW")
     kernel_layout = str_prop("OIHW")
     out_layout = str_prop("")
+    pad_value = int_prop(0)
+    """What the padding reads (integer data only): an unsigned-offset int8 conv pads with the
+    offset (128), the value that stands for zero."""
+    weight_lanes = int_prop(0)
+    """0: the weight is laid out as kernel_layout says. L > 0 (int8 weights, kernel_layout
+    OIHW<i>i<L>o): the weight is packed [O/L, I/i, KH, KW, i/4, L, 4] for byte dot products
+    (each L output channels take 4 consecutive input channels in one instruction)."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OUT_ELEMWISE_FUSABLE))
 
     def _layouts(self) -> tuple[Layout, Layout]:
@@ -71,16 +79,35 @@ class Conv2DOp(NNVMOp):
         except ValueError as err:
             raise ShapeError(f"conv2d: {err}") from None
 
+    def _is_bytes(self, d: Attribute, w: Attribute) -> bool:
+        """u8 or i8 data and int8 weight: an integer conv accumulating in int32."""
+        return is_integer(d) and d.width.data == 8 and w == IntegerType(8)  # type: ignore[attr-defined]
+
+    def _kernel_shape(self, ws: Sequence[int]) -> tuple[int, ...]:
+        """The weight's shape as kernel_layout describes it (a packed weight unpacked)."""
+        lanes = self.attr("weight_lanes")
+        if not lanes:
+            return tuple(ws)
+        if len(ws) != 7 or ws[5] != lanes or ws[6] != 4:
+            raise ShapeError(
+                f"conv2d: weight_lanes = {lanes} needs a [O/{lanes}, I/i, KH, KW, i/4, {lanes}, 4] "
+                f"weight, got {list(ws)}"
+            )
+        return (ws[0], ws[1], ws[2], ws[3], ws[4] * 4, ws[5])
+
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         d, w = operand_types
-        if not is_float(d.element_type) or d.element_type != w.element_type:
+        integer = self._is_bytes(d.element_type, w.element_type)
+        if not integer and (not is_float(d.element_type) or d.element_type != w.element_type):
             raise ShapeError(
-                f"conv2d needs float data and weight of one element type, got {d.element_type} "
-                f"and {w.element_type}"
+                f"conv2d needs float data and weight of one element type (or 8-bit data and an "
+                f"int8 weight), got {d.element_type} and {w.element_type}"
             )
+        if self.attr("weight_lanes") and not integer:
+            raise ShapeError("conv2d: a packed weight (weight_lanes) is int8")
         data_layout, kernel_layout = self._layouts()
         n, c, h, wd = data_layout.logical_shape(d.get_shape(), "data")
-        o, i, kh, kw = kernel_layout.logical_shape(w.get_shape(), "weight")
+        o, i, kh, kw = kernel_layout.logical_shape(self._kernel_shape(w.get_shape()), "weight")
         strides, pad, dil, groups = (
             self.attr("strides"),
             self.attr("padding"),
@@ -105,21 +132,33 @@ class Conv2DOp(NNVMOp):
         if oh < 1 or ow < 1:
             raise ShapeError(f"conv2d: the window does not fit the {h}x{wd} input")
         out_layout = self._out_layout()
-        return [tensor(out_layout.physical_shape((n, o, oh, ow), "result"), d.element_type)]
+        elt = IntegerType(32) if integer else d.element_type
+        return [tensor(out_layout.physical_shape((n, o, oh, ow), "result"), elt)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         data_layout, kernel_layout = self._layouts()
         x = data_layout.to_canonical(inputs[0])
-        w = kernel_layout.to_canonical(inputs[1])
+        w = inputs[1]
+        if self.attr("weight_lanes"):  # [.., i/4, L, 4] -> [.., i, L]
+            a, b, kh, kw, cq, lanes, q = w.shape
+            w = w.transpose(0, 1, 2, 3, 4, 6, 5).reshape(a, b, kh, kw, cq * q, lanes)
+        w = kernel_layout.to_canonical(w)
+        pad = self.attr("padding")
+        if self.attr("pad_value"):
+            t, left, bottom, right = pad
+            x = np.pad(
+                x.astype(np.int64),
+                ((0, 0), (0, 0), (t, bottom), (left, right)),
+                constant_values=self.attr("pad_value"),
+            )
+            pad = (0, 0, 0, 0)
         out = conv2d_nchw(
-            x,
-            w,
-            self.attr("strides"),
-            self.attr("padding"),
-            self.attr("dilation"),
-            self.attr("groups"),
+            x, w, self.attr("strides"), pad, self.attr("dilation"), self.attr("groups")
         )
-        return [self._out_layout().from_canonical(out).astype(inputs[0].dtype, copy=False)]
+        out = self._out_layout().from_canonical(out)
+        if inputs[0].dtype.kind in "iu" and inputs[1].dtype == np.int8:
+            return [np.rint(out).astype(np.int32)]
+        return [out.astype(inputs[0].dtype, copy=False)]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         """Padding as its own stage, then the sum over (input channels, kh, kw). NCHW,
@@ -133,13 +172,15 @@ class Conv2DOp(NNVMOp):
         groups = self.attr("groups")
         out_shape = tuple(self.infer_result_types([x.type, w.type])[0].get_shape())
         _, c, _, _ = data_layout.logical_shape(x.shape, "data")
-        o, ig, kh, kw = kernel_layout.logical_shape(w.shape, "weight")
+        o, ig, kh, kw = kernel_layout.logical_shape(self._kernel_shape(w.shape), "weight")
+        integer = self._is_bytes(x.dtype, w.dtype)
+        acc = IntegerType(32)
         og = o // groups
         letters = [a if f == 0 else "" for a, f in data_layout.axes]
         lo, hi = [0] * x.ndim, [0] * x.ndim
         lo[letters.index("H")], lo[letters.index("W")] = pad[0], pad[1]
         hi[letters.index("H")], hi[letters.index("W")] = pad[2], pad[3]
-        xp = topi.pad(b, x, lo, hi, 0.0)
+        xp = topi.pad(b, x, lo, hi, self.attr("pad_value") if integer else 0.0)
 
         def window(oh: Expr, ow: Expr, rh: Expr, rw: Expr) -> tuple[Expr, Expr]:
             return oh * sh + rh * dh, ow * sw + rw * dw
@@ -153,9 +194,20 @@ class Conv2DOp(NNVMOp):
         ) -> list[TensorRef]:
             return [
                 b.reduce(
-                    out_shape, "sum", reduce, fn, axes=axes, reduce_axes=names, template=template
+                    out_shape,
+                    "sum",
+                    reduce,
+                    fn,
+                    axes=axes,
+                    reduce_axes=names,
+                    template=template,
+                    dtype=acc if integer else None,
                 )
             ]
+
+        def mul(xv: Expr, wv: Expr) -> Expr:
+            """One product (in int32 for 8-bit operands)."""
+            return te.cast(xv, acc) * te.cast(wv, acc) if integer else xv * wv
 
         nchw = ("n", "oc", "oh", "ow")
         cb = data_layout.block("C")
@@ -173,7 +225,7 @@ class Conv2DOp(NNVMOp):
             def nchw_in_nchwc_out(*a: Expr) -> Expr:
                 n, ocb, oh, ow, oc, ic, rh, rw = a
                 ih, iw = window(oh, ow, rh, rw)
-                return xp[n, ic, ih, iw] * w[ocb, 0, rh, rw, ic, oc]
+                return mul(xp[n, ic, ih, iw], w[ocb, 0, rh, rw, ic, oc])
 
             return conv(
                 nchw_in_nchwc_out,
@@ -189,7 +241,7 @@ class Conv2DOp(NNVMOp):
                 def depthwise(*a: Expr) -> Expr:
                     n, oc, oh, ow, rh, rw = a
                     ih, iw = window(oh, ow, rh, rw)
-                    return xp[n, oc // og, ih, iw] * w[oc, 0, rh, rw]
+                    return mul(xp[n, oc // og, ih, iw], w[oc, 0, rh, rw])
 
                 return conv(depthwise, (kh, kw), ("kh", "kw"), nchw, "depthwise_conv2d_nchw")
 
@@ -197,7 +249,7 @@ class Conv2DOp(NNVMOp):
                 n, oc, oh, ow, ic, rh, rw = a
                 ih, iw = window(oh, ow, rh, rw)
                 cin = (oc // og) * ig + ic if groups > 1 else ic
-                return xp[n, cin, ih, iw] * w[oc, ic, rh, rw]
+                return mul(xp[n, cin, ih, iw], w[oc, ic, rh, rw])
 
             return conv(direct, (ig, kh, kw), ("ic", "kh", "kw"), nchw, "conv2d_nchw")
         depthwise_blocked = (
@@ -212,7 +264,7 @@ class Conv2DOp(NNVMOp):
             def depthwise_nchwc(*a: Expr) -> Expr:
                 n, cblk, oh, ow, ci, rh, rw = a
                 ih, iw = window(oh, ow, rh, rw)
-                return xp[n, cblk, ih, iw, ci] * w[cblk, 0, rh, rw, 0, ci]
+                return mul(xp[n, cblk, ih, iw, ci], w[cblk, 0, rh, rw, 0, ci])
 
             return conv(
                 depthwise_nchwc,
@@ -238,7 +290,7 @@ class Conv2DOp(NNVMOp):
                 n, ocb, oh, ow, oc, icb, rh, rw, ic = a
                 ih, iw = window(oh, ow, rh, rw)
                 first = (ocb // out_blocks) * in_blocks  # the group's first input block
-                return xp[n, first + icb, ih, iw, ic] * w[ocb, icb, rh, rw, ic, oc]
+                return mul(xp[n, first + icb, ih, iw, ic], w[ocb, icb, rh, rw, ic, oc])
 
             return conv(
                 grouped_nchwc,
@@ -258,10 +310,16 @@ class Conv2DOp(NNVMOp):
         if blocked:  # input and output blocks may differ (NCHW16c in, NCHW8c out)
             assert cb is not None
 
+            packed = self.attr("weight_lanes")
+
             def nchwc(*a: Expr) -> Expr:
                 n, ocb, oh, ow, oc, icb, rh, rw, ic = a
                 ih, iw = window(oh, ow, rh, rw)
-                return xp[n, icb, ih, iw, ic] * w[ocb, icb, rh, rw, ic, oc]
+                if packed:  # [O/L, I/i, KH, KW, i/4, L, 4]
+                    wv = w[ocb, icb, rh, rw, ic // 4, oc, ic % 4]
+                else:
+                    wv = w[ocb, icb, rh, rw, ic, oc]
+                return mul(xp[n, icb, ih, iw, ic], wv)
 
             return conv(
                 nchwc,
@@ -279,9 +337,23 @@ class Conv2DOp(NNVMOp):
             cin = (oc // og) * ig + ic if groups > 1 else ic
             xv = xp[topi.to_blocked(data_layout.axes, {"N": on, "C": cin, "H": ih, "W": iw})]
             wv = w[topi.to_blocked(kernel_layout.axes, {"O": oc, "I": ic, "H": rh, "W": rw})]
-            return xv * wv
+            return mul(xv, wv)
 
-        return [b.reduce(out_shape, "sum", (ig, kh, kw), generic, reduce_axes=("ic", "kh", "kw"))]
+        if self.attr("weight_lanes"):
+            raise NotImplementedError(
+                f"conv2d: a packed weight needs NCHW<i>c data and an OIHW<i>i<L>o kernel, not "
+                f"{data_layout.text} / {kernel_layout.text}"
+            )
+        return [
+            b.reduce(
+                out_shape,
+                "sum",
+                (ig, kh, kw),
+                generic,
+                reduce_axes=("ic", "kh", "kw"),
+                dtype=acc if integer else None,
+            )
+        ]
 
     def vjp(self, g: VJPBuilder, grads: Sequence[SSAValue]) -> list[SSAValue | None]:
         """Both products are convolutions (so they run on the conv schedules): the data's is

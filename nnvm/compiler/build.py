@@ -85,7 +85,7 @@ def graph_passes(
 ) -> list[ModulePass]:
     """The graph pipeline as pass objects, with the target's options set on them (the layout
     block of alter-layout, ...), the devices' own graph passes (`Target.graph_passes`: an
-    accelerator's partitioning), then the host's (the CPU's integer-dense, where the pipeline
+    accelerator's partitioning), then the host's (the CPU's integer-products, where the pipeline
     has its point), and the user's passes at their points. The devices' options
     override the host's: the graph is shared, and a kernel a device takes must come out of the
     passes in a form it runs (an accelerator may ask alter-layout to leave weights unpacked)."""

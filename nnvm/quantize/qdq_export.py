@@ -1,12 +1,15 @@
 """The quantized graph as an ONNX QDQ model, so onnxruntime runs the same int8 model as we do.
 
 From the float ONNX model, the prepared nnvm graph and the Calibration that quantize() made:
-each quantized MatMul gets QuantizeLinear/DequantizeLinear pairs at the scales quantize-int8
-uses (per-tensor symmetric activations, zero point 0), its int8 per-column weights with their
-scales, and a Q/DQ pair at its output unless that is a graph result (as the pass skips the int8
-rounding there). onnxruntime fuses DQ-MatMul-Q into its int8 kernels. The anchors of the
-prepared graph are matched to the ONNX MatMul nodes in order, and each pair must agree in its
-operand shapes. Conv and Gemm anchors are not exported yet (a UserError says so).
+each quantized Conv, Gemm or MatMul gets QuantizeLinear/DequantizeLinear pairs at the scales
+quantize-int8 uses (per-tensor symmetric activations, zero point 0), its int8 per-channel
+weights with their scales, its bias as int32 in accumulator units (DequantizeLinear at
+x_scale * w_scale[c]), and a Q/DQ pair at its output unless that is a graph result (as the
+pass skips the int8 rounding there). A BatchNormalization that alone follows a Conv is
+dropped: prepare() folded it into the conv's weights and bias, which are what is exported.
+onnxruntime fuses DQ-op-Q into its int8 kernels (QLinearConv, QGemm, QLinearMatMul). The
+anchors of the prepared graph are matched to the ONNX nodes of their kind in order, and each
+pair must agree in its operand shapes.
 """
 
 from __future__ import annotations
@@ -39,32 +42,53 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
     return out
 
 
+KINDS = {"conv2d": ("Conv",), "dense": ("MatMul", "Gemm"), "matmul": ("MatMul", "Gemm")}
+"""The ONNX nodes an anchor of each kind comes from."""
+
+
 def _matched(model: onnx.ModelProto, anchors: list[Anchor]) -> list[tuple[int, Anchor]]:
-    """The position of each anchor's ONNX MatMul node, checked by the shapes of their operands."""
-    others = [a.key for a in anchors if not a.key.startswith(("dense:", "matmul:"))]
-    if others:
-        raise UserError(f"QDQ export handles dense and matmul anchors only; not {others[:3]}")
-    where = [i for i, n in enumerate(model.graph.node) if n.op_type == "MatMul"]
-    if len(where) != len(anchors):
-        raise UserError(
-            f"QDQ export: {len(anchors)} quantized anchors but {len(where)} ONNX MatMul nodes "
-            "(Gemm and fused forms are not matched)"
-        )
+    """The position of each anchor's ONNX node (a Conv for conv2d, a MatMul or Gemm for dense
+    and matmul; each kind in order), checked by the shapes of their operands."""
     shapes = _shapes(model)
     inits = {t.name for t in model.graph.initializer}
-    for i, a in zip(where, anchors, strict=True):
-        node = model.graph.node[i]
-        x = shapes.get(node.input[0])
-        ours = shape_of(a.op.operands[0])
-        known = x is not None and all(d > 0 for d in x)
-        constant = node.input[1] in inits
-        if constant != (a.weight is not None) or (
-            known and (int(np.prod(x)) != int(np.prod(ours)) or x[-1] != ours[-1])
-        ):
-            raise UserError(f"QDQ export: {a.key} {ours} does not match {node.name} {x}")
-        if a.bias is not None:
-            raise UserError(f"QDQ export: {a.key} has a folded bias (not exported yet)")
-    return list(zip(where, anchors, strict=True))
+    pairs = []
+    for kind, ops in (("conv2d", ("Conv",)), ("dense", ("MatMul", "Gemm"))):
+        mine = [a for a in anchors if KINDS[a.key.split(":")[0]][0] in ops]
+        where = [i for i, n in enumerate(model.graph.node) if n.op_type in ops]
+        if len(where) != len(mine):
+            raise UserError(
+                f"QDQ export: {len(mine)} quantized {kind} anchors but {len(where)} ONNX "
+                f"{'/'.join(ops)} nodes"
+            )
+        for i, a in zip(where, mine, strict=True):
+            node = model.graph.node[i]
+            x = shapes.get(node.input[0])
+            ours = shape_of(a.op.operands[0])
+            known = x is not None and len(x) > 0 and all(d > 0 for d in x)
+            constant = node.input[1] in inits
+            if constant != (a.weight is not None) or (
+                known and (int(np.prod(x)) != int(np.prod(ours)) or x[-1] != ours[-1])
+            ):
+                raise UserError(f"QDQ export: {a.key} {ours} does not match {node.name} {x}")
+            if node.op_type == "Gemm":
+                attrs = {at.name: helper.get_attribute_value(at) for at in node.attribute}
+                if attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0:
+                    raise UserError(f"QDQ export: Gemm {node.name} with transA or alpha")
+                if attrs.get("beta", 1.0) != 1.0:
+                    raise UserError(f"QDQ export: Gemm {node.name} with beta != 1")
+            pairs.append((i, a))
+    order = {id(a): k for k, a in enumerate(anchors)}
+    return sorted(pairs, key=lambda p: order[id(p[1])])
+
+
+def _folded_norm(model: onnx.ModelProto, node: onnx.NodeProto) -> int | None:
+    """The index of the BatchNormalization that alone reads a Conv's output (prepare() folded
+    it into the conv's weights and bias), if any."""
+    out = node.output[0]
+    readers = [i for i, n in enumerate(model.graph.node) if out in n.input]
+    if len(readers) == 1 and model.graph.node[readers[0]].op_type == "BatchNormalization":
+        return readers[0]
+    return None
 
 
 def qdq_model(
@@ -106,6 +130,7 @@ def qdq_model(
         return f"{tag}.dq"
 
     renames: dict[str, str] = {}
+    dropped: set[int] = set()
     for i, a in pairs:
         node = g.node[i]
         tag = a.key.replace(":", "")
@@ -117,26 +142,61 @@ def qdq_model(
         ]
         ins = [qdq(node.input[k], s, f"{tag}.in{k}", pre, True) for k, s in enumerate(scales)]
         if a.weight is not None:
-            w = constant_value(a.weight, store)  # dense: [N, K]
+            w = constant_value(a.weight, store)  # dense: [N, K]; conv2d: [O, I, KH, KW]
             ws = rq.weight_scales(w, a.weight_axis, False)
             wq = rq.quantize_weight(w, ws, a.weight_axis)
+            axis = 1 if node.op_type == "MatMul" else 0
+            if node.op_type == "MatMul" or (
+                node.op_type == "Gemm"
+                and not any(at.name == "transB" and at.i for at in node.attribute)
+            ):
+                wq, axis = np.ascontiguousarray(wq.T), 1  # [K, N]
             wname, sname = f"qdq.{tag}.weight", f"qdq.{tag}.weight_scale"
-            inits.append(numpy_helper.from_array(np.ascontiguousarray(wq.T), wname))
+            inits.append(numpy_helper.from_array(wq, wname))
             inits.append(numpy_helper.from_array(ws.astype(np.float32), sname))
             zeros = f"qdq.{tag}.weight_zero"
             inits.append(numpy_helper.from_array(np.zeros(len(ws), np.int8), zeros))
             pre.append(
-                helper.make_node("DequantizeLinear", [wname, sname, zeros], [f"{tag}.w.dq"], axis=1)
+                helper.make_node(
+                    "DequantizeLinear", [wname, sname, zeros], [f"{tag}.w.dq"], axis=axis
+                )
             )
             ins.append(f"{tag}.w.dq")
+            if a.bias is not None:  # int32 in accumulator units, as quantize-int8 adds it
+                b = constant_value(a.bias, store).astype(np.float64).reshape(-1)
+                b = np.broadcast_to(b, ws.shape) if b.size == 1 else b
+                bq = rq.quantize_bias(b, scales[0], ws)
+                bname, bscale = f"qdq.{tag}.bias", f"qdq.{tag}.bias_scale"
+                inits.append(numpy_helper.from_array(bq, bname))
+                inits.append(numpy_helper.from_array((scales[0] * ws).astype(np.float32), bscale))
+                bzero = f"qdq.{tag}.bias_zero"
+                inits.append(numpy_helper.from_array(np.zeros(len(ws), np.int32), bzero))
+                pre.append(
+                    helper.make_node(
+                        "DequantizeLinear", [bname, bscale, bzero], [f"{tag}.b.dq"], axis=0
+                    )
+                )
+                if node.op_type == "MatMul":
+                    raise UserError(f"QDQ export: {a.key} has a folded bias (MatMul has none)")
+                ins.append(f"{tag}.b.dq")
+        elif a.bias is not None:
+            raise UserError(f"QDQ export: {a.key} has a bias but no constant weight")
         y = node.output[0]
+        if node.op_type == "Conv":
+            norm = _folded_norm(model, node)
+            if norm is not None:  # its scale and shift are in the exported weight and bias
+                y = g.node[norm].output[0]
+                dropped.add(norm)
         node.input[:] = ins
+        node.output[0] = y
         if not _is_graph_result(a.output):
             raw = f"{tag}.out.raw"
             node.output[0] = raw
             s = rq.activation_scale(calibration.range_of(f"{a.key}/out", method), False)
             renames[qdq(raw, s, f"{tag}.out", post, False)] = y
         inserted[i] = [*pre, node, *post]
+    for k in dropped:
+        inserted[k] = []
     nodes = [_copy(n) for i, old in enumerate(g.node) for n in inserted.get(i, [old])]
     for n in nodes:  # the output's DQ writes the MatMul's old name, so readers need no edit
         n.output[:] = [renames.get(o, o) for o in n.output]

@@ -12,7 +12,9 @@
   unsigned and float kin) accept scalars only, so a loop that casts (every int8 quantize and
   requantize kernel) stayed scalar: 16x slower than the float math around it. Each such
   operand or result now also accepts a vector of what it accepted; the LLVM conversion was
-  already type-generic. cmpf stays scalar: xDSL's llvm.fcmp has no vector form."""
+  already type-generic. cmpf stays scalar: xDSL's llvm.fcmp has no vector form.
+* arith.constant of unsigned integer types (MLIR's arith wants signless ones; te formulas
+  compute on ui8 tensors, and a uint8 convolution pads with the constant 128)."""
 
 from __future__ import annotations
 
@@ -91,6 +93,34 @@ def _or_vector(constr: RangeConstraint) -> RangeConstraint:
     return single_range_constr_coercion(_ScalarOrVector(inner))
 
 
+@dataclass(frozen=True)
+class _OrUnsignedInteger(AttrConstraint):
+    """What `other` accepts, or an integer attribute of an unsigned integer type."""
+
+    other: AttrConstraint
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        from xdsl.dialects.builtin import IntegerAttr, IntegerType, Signedness
+
+        t = attr.type if isinstance(attr, IntegerAttr) else None
+        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+            return
+        self.other.verify(attr, constraint_context)
+
+    def mapping_type_vars(self, type_var_mapping):  # noqa: ANN001, ANN201 - xDSL's signature
+        return self
+
+
+def _unsigned_constants() -> None:
+    """arith.constant of an unsigned integer type (te formulas compute on ui8 as TVM's on
+    uint8: a uint8 conv pads with its zero point 128)."""
+    from xdsl.dialects import arith
+
+    prop = arith.ConstantOp.get_irdl_definition().properties["value"]
+    if not isinstance(prop.constr, _OrUnsignedInteger):
+        prop.constr = _OrUnsignedInteger(prop.constr)
+
+
 def _verify_width_change(op: Operation) -> None:
     """extsi / extui / trunci on scalars or vectors: lane counts equal, width grows (ext) or
     shrinks (trunc)."""
@@ -124,6 +154,7 @@ def apply() -> None:
     if _Element.to_type is not _to_type:
         _Element.to_type = _to_type  # type: ignore[method-assign]
         _vector_arith()
+        _unsigned_constants()
 
 
 apply()

@@ -138,9 +138,9 @@ class CPUTarget(Target):
 
     def graph_passes(self) -> dict[str, list[Any]]:
         """int8 dense in integers (byte dot products) before alter-layout packs its weights."""
-        from nnvm.passes.integer_dense import IntegerDensePass
+        from nnvm.passes.integer_products import IntegerProductsPass
 
-        return {"before:alter-layout": [IntegerDensePass()]}
+        return {"before:alter-layout": [IntegerProductsPass()]}
 
     def kernel_passes(self) -> list[Any]:
         from nnvm.lowering.te_to_loops.lower_te_to_loops import LowerTEToLoops

@@ -47,9 +47,35 @@ def test_onnxruntime_runs_the_same_int8_transformer():
         assert np.abs(got - theirs).max() <= 1e-3 * float_err  # ... and both made the same
 
 
-def test_conv_anchors_are_refused():
+def test_onnxruntime_runs_the_same_int8_resnet():
+    """Conv + BatchNormalization pairs export as one Conv over the folded int8 weights and the
+    int32 bias (the BN node dropped), the classifier Gemm as int8 too; with channels small
+    enough that every int8 sum is exact in float32, onnxruntime's int8 equals ours."""
+    model = onnx_models.resnet_like(image=32, width=16, stages=(1, 1), num_classes=5)
+    module, params = from_onnx(model)
+    cal_inputs = [random_inputs(model, seed=100 + k) for k in range(4)]
+    q_module, q_params, cal = quantize(module, params, cal_inputs, engine="reference")
+    qdq = qdq_model(model, prepare(module, params), cal)
+    ops = [n.op_type for n in qdq.graph.node]
+    assert ops.count("BatchNormalization") == 1  # the float stem's (skip_first)
+    assert ops.count("Conv") == 6 and ops.count("Gemm") == 1
+    graph, lib, p = build(q_module, params=q_params)
+    ours = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    ours.set_input(**p)
+    int8, fp32 = _ort(qdq), _ort(model)
+    for seed in (1, 2):
+        feed = random_inputs(model, seed=seed)
+        ours.run(**feed)
+        theirs = int8.run(None, feed)[0]
+        float_err = np.abs(fp32.run(None, feed)[0] - theirs).max()
+        assert float_err > 1e-3
+        assert np.abs(ours.get_output(0) - theirs).max() <= 1e-3 * float_err
+
+
+def test_an_unmatched_model_is_refused():
     model = onnx_models.resnet_like(image=16, width=4, stages=(1,), num_classes=3)
     module, params = from_onnx(model)
     cal = quantize(module, params, [random_inputs(model, seed=0)], engine="reference")[2]
-    with pytest.raises(UserError, match="dense and matmul anchors only"):
-        qdq_model(model, prepare(module, params), cal)
+    other = onnx_models.resnet_like(image=16, width=4, stages=(1, 1), num_classes=3)
+    with pytest.raises(UserError, match="conv2d anchors but 6 ONNX Conv nodes"):
+        qdq_model(other, prepare(module, params), cal)

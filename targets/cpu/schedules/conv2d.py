@@ -11,10 +11,13 @@ from nnvm.dialects.te.schedule import (
     FuseOp,
     ReorderOp,
     SplitOp,
+    TensorizeOp,
     TileOp,
     UnrollOp,
     VectorizeOp,
 )
+from nnvm.targets.cpu.dot_bytes import NAME as DOT_INTRINSIC
+from nnvm.targets.cpu.schedules.dense_dot_bytes import DOT_ACCUMULATORS, dot_packed
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
 
 SMALL_IMAGE_BYTES = 128 * 1024
@@ -33,9 +36,10 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     ncb, ow = anchor.shape[1], anchor.shape[3]
     depthwise = len(anchor.reduce_names) <= 2
     max_blocks = 1 if depthwise else 2
-    ocf, owf = _conv_tile(ow, ncb, s.accumulators, s.max_row_tile, max_blocks, tails=not depthwise)
+    budget = DOT_ACCUMULATORS if dot_packed(anchor) else s.accumulators
+    ocf, owf = _conv_tile(ow, ncb, budget, s.max_row_tile, max_blocks, tails=not depthwise)
     ocf = s.knob("conv.blocks", [b for b in range(1, max_blocks + 1) if ncb % b == 0], ocf)
-    owf = s.knob("conv.cols", range(1, min(s.accumulators // ocf, s.max_row_tile, ow) + 1), owf)
+    owf = s.knob("conv.cols", range(1, min(budget // ocf, s.max_row_tile, ow) + 1), owf)
     whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
     if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
         if s.knob("conv.whole_image", [False, True], whole_image <= SMALL_IMAGE_BYTES):
@@ -83,6 +87,16 @@ def _conv_register_tile(s: KernelScheduler, anchor: ComputeOp, a: str, outer: li
     or input channels of a block (ic), as AutoTVM's x86 conv template unrolls kw."""
     _, acb, _, aw, ac = anchor.spatial_names
     reduce = list(anchor.reduce_names)
+    if dot_packed(anchor):  # bytes: each 4 input channels one dot product per accumulator
+        ic = reduce[-1]
+        p = s.prims
+        p.append(SplitOp.make(a, ic, 4, None, f"{ic}.o", f"{ic}.i"))
+        outer = [f"{ic}.o" if x == ic else x for x in outer]
+        p.append(ReorderOp.make(a, [*outer, aw, acb, ac, f"{ic}.i"]))
+        p.append(UnrollOp.make(a, aw))
+        p.append(UnrollOp.make(a, acb))
+        p.append(TensorizeOp.make(a, ac, DOT_INTRINSIC))
+        return
     if len(reduce) == 4:  # (icb, kh, kw, ic): a dense NCHWc conv
         icb, kh, kw, ic = reduce
         if s.knob("conv.taps_outside", [False, True], False):

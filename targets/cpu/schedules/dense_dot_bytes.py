@@ -4,6 +4,9 @@ dot product per accumulator (`te.tensorize ... with "dot_u8i8"`: vpdpbusd with V
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import i8, i32
+
+from nnvm.dialects.nnvm.nn import DOT_BYTES
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
@@ -23,13 +26,19 @@ weight vectors of a step and one the broadcast activation word."""
 
 
 def packed_lanes(anchor: ComputeOp) -> int:
-    """L of the packed [N/L, K/4, L, 4] weight the formula reads."""
+    """L of the packed [.., L, 4] int8 weight the formula reads (0: none)."""
     for op in anchor.block.ops:
         if isinstance(op, ReadOp):
-            shape = op.tensor.type.get_shape()  # type: ignore[attr-defined]
-            if len(shape) == 4:
-                return shape[2]
-    raise ValueError("dense_dot_bytes: no packed weight read")
+            t = op.tensor.type  # type: ignore[attr-defined]
+            shape = t.get_shape()
+            if t.element_type == i8 and len(shape) >= 4 and shape[-1] == DOT_BYTES:
+                return shape[-2]
+    return 0
+
+
+def dot_packed(anchor: ComputeOp) -> bool:
+    """Does the stage sum int32 products of bytes with a weight packed for dot products?"""
+    return anchor.element_type == i32 and anchor.reduce_kind == "sum" and packed_lanes(anchor) > 0
 
 
 def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
