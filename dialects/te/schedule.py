@@ -11,8 +11,9 @@
 Stages are named by their `te.compute` tag (placeholders by `arg<k>`), axes by name; each
 primitive that makes new axes or stages names them explicitly, so a schedule is readable,
 diffable and can be written by hand or by a tuner. The primitives are applied in order by
-`lower-te-to-loops` (semantics and diagnostics: stages.py). `bind` and `tensorize` are
-declared for the GPU and accelerator targets; the CPU target rejects them.
+`lower-te-to-loops` (semantics and diagnostics: stages.py). `bind` is for GPU targets (the
+CPU rejects it); `tensorize` names one of the target's tensor intrinsics (intrinsics.py; the
+CPU has the byte dot product `dot_u8i8`).
 """
 
 from __future__ import annotations
@@ -376,8 +377,9 @@ class BindOp(_AxisTargetPrimitive):
 
 @irdl_op_definition
 class TensorizeOp(_AxisTargetPrimitive):
-    """`te.tensorize "S" i.i with "vta.gemm"`: replace the loop nest under an axis by an
-    accelerator intrinsic (accelerator targets)."""
+    """`te.tensorize "S" j.i with "dot_u8i8"`: replace the loops under an axis (it and the
+    ones inside it) by one of the target's tensor intrinsics, after checking that they compute
+    the intrinsic's pattern over its operand layouts (lowering/te_to_loops/tensorize.py)."""
 
     name = "te.tensorize"
     intrinsic = prop_def(StringAttr)
