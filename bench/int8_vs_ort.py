@@ -1,6 +1,7 @@
 """int8 against onnxruntime on the same quantized model: ours int8, ours fp32, ORT int8 (our
-quantized graph exported as QDQ, nnvm.quantize.qdq_export) and ORT fp32, one process, one
-thread each, outputs checked first, then interleaved rounds; medians and ratios.
+quantized graph exported as QDQ, nnvm.quantize.qdq_export) and ORT fp32, one process, the same
+thread count each, outputs checked first, then interleaved rounds (each runtime timed after the
+previous one's thread pool stopped spinning); medians and ratios.
 
     python -m bench.int8_vs_ort [--model bert2] [--calibration 20] [--rounds 30] [--threads 1]
 """
@@ -16,6 +17,7 @@ import numpy as np
 import onnxruntime as ort
 
 import nnvm
+from bench.harness import _time_ms, settle
 from bench.models import MODELS
 from nnvm.compiler import build
 from nnvm.frontend import from_onnx
@@ -44,6 +46,12 @@ def _ort(model, feed, threads: int):
     so.inter_op_num_threads = 1
     s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return lambda: s.run(None, feed)[0]
+
+
+def _once(f) -> float:  # noqa: ANN001 - a runtime's run closure
+    start = time.perf_counter()
+    f()
+    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,13 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             "error (float rounding of int8 sums in onnxruntime, propagated)"
         )
     times: dict[str, list[float]] = {k: [] for k in runs}
+    number = max(1, int(0.02 / min(_once(f) for f in runs.values())))  # ~20 ms a round
     for _ in range(args.rounds):
         for name, f in runs.items():
-            start = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - start)
+            settle()  # the previous runtime's pool stops spinning first (bench.harness)
+            times[name].append(_time_ms(f, number) / 1e3)
     med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-    print(f"threads {args.threads}, {args.rounds} interleaved rounds, median ms:")
+    print(f"threads {args.threads}, {args.rounds} interleaved rounds of {number} runs, median ms:")
     for k, v in med.items():
         print(f"  {k:10s} {v:8.2f}")
     print(f"  ours int8 / ours fp32 {med['ours int8'] / med['ours fp32']:.2f}")

@@ -17,6 +17,7 @@ PASSES: dict[str, PassFactory] = {
     "fold-scale-axis": lazy_pass(".fold_scale_axis", "FoldScaleAxisPass", __name__),
     "prune-conv-taps": lazy_pass(".prune_conv_taps", "PruneConvTapsPass", __name__),
     "alter-layout": lazy_pass(".alter_layout", "AlterLayoutPass", __name__),
+    "sink-reshapes": lazy_pass(".sink_reshapes", "SinkReshapesPass", __name__),
     "gradient": lazy_pass(".gradient", "GradientPass", __name__),
     "quantize-int8": lazy_pass(".quantize_int8", "QuantizeInt8Pass", __name__),
     "integer-products": lazy_pass(".integer_products", "IntegerProductsPass", __name__),

@@ -21,6 +21,7 @@ PIPELINES: dict[int, tuple[str, ...]] = {
         "fold-scale-axis",
         "prune-conv-taps",
         "alter-layout",
+        "sink-reshapes",
         "fold-constants",
         "fuse",
         "cse",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, VectorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from nnvm.dialects.te import exprs
 from nnvm.dialects.te.ops import ComputeOp, ReadOp, YieldOp
@@ -41,14 +41,31 @@ class FormulaEval:
         return self.eval(op.lhs), self.eval(op.rhs)
 
     def has_reads(self, v: SSAValue) -> bool:
+        """Does computing v read an element that may lie outside its tensor (so a select
+        must not compute its branches eagerly)? A read indexed by the axes themselves, each
+        within the tensor's extent (a bit_shift's per-column amount, an operand of the same
+        shape), is always in bounds: the branch may run as vector lanes."""
         if v in self._reads:
             return self._reads[v]
         op = v.owner
         found = False
         if isinstance(op, Operation) and op.parent_block() is self.compute.block:
-            found = isinstance(op, ReadOp) or any(self.has_reads(o) for o in op.operands)
+            if isinstance(op, ReadOp) and not self._in_bounds(op):
+                found = True
+            else:
+                found = any(self.has_reads(o) for o in op.operands)
         self._reads[v] = found
         return found
+
+    def _in_bounds(self, read: ReadOp) -> bool:
+        extents = [*self.compute.shape, *self.compute.reduce_shape]
+        shape = read.tensor.type.get_shape()  # type: ignore[attr-defined]
+        for i, dim in zip(read.indices, shape, strict=True):
+            if not (isinstance(i, BlockArgument) and i.owner is self.compute.block):
+                return False
+            if extents[i.index] > dim:
+                return False
+        return True
 
     def eval(self, v: SSAValue) -> Val:
         if v in self.memo:

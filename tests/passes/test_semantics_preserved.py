@@ -21,6 +21,8 @@ GRAPH_PASSES = [
     "fold-scale-axis",
     "prune-conv-taps",
     "alter-layout",
+    "sink-reshapes",
+    "integer-products",
     "fold-constants",
     "fuse",
     "cse",

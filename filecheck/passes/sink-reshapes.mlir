@@ -1,0 +1,41 @@
+// RUN: nnvm-opt %s -p sink-reshapes | filecheck %s
+// RUN: nnvm-opt %s -p sink-reshapes --mlir-pass-statistics -o /dev/null 2>&1 | filecheck %s --check-prefix=STATS
+
+// [S, N] -> [1, S, N], a bias and GELU, then back to [S, N]: the elementwise ops move above
+// the first reshape (the bias [N] broadcasts into [S, N] as it did into [1, S, N]), the two
+// reshapes meet and cancel, so the chain is one epilogue of whatever produced %d.
+// CHECK-LABEL: func.func @gelu_between_reshapes
+// CHECK-NOT:     nnvm.reshape
+// CHECK:         %{{.*}} = nnvm.add %d, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+// CHECK:         nnvm.erf %{{.*}} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+// CHECK-NOT:     nnvm.reshape
+// CHECK:         func.return %{{.*}} : tensor<8x32xf32>
+func.func @gelu_between_reshapes(%d: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %r = nnvm.reshape %d {shape = [1, 8, 32]} : (tensor<8x32xf32>) -> tensor<1x8x32xf32>
+  %x = nnvm.add %r, %b : (tensor<1x8x32xf32>, tensor<32xf32>) -> tensor<1x8x32xf32>
+  %c = nnvm.constant dense<1.41421354> : tensor<f32>
+  %s = nnvm.div %x, %c : (tensor<1x8x32xf32>, tensor<f32>) -> tensor<1x8x32xf32>
+  %e = nnvm.erf %s : (tensor<1x8x32xf32>) -> tensor<1x8x32xf32>
+  %y = nnvm.mul %x, %e : (tensor<1x8x32xf32>, tensor<1x8x32xf32>) -> tensor<1x8x32xf32>
+  %o = nnvm.reshape %y {shape = [8, 32]} : (tensor<1x8x32xf32>) -> tensor<8x32xf32>
+  func.return %o : tensor<8x32xf32>
+}
+
+// An operand that would broadcast differently (rank 3) or a reshape that moves data (not
+// only unit dimensions) stays where it is.
+// CHECK-LABEL: func.func @kept
+// CHECK:         %r = nnvm.reshape %d {shape = [1, 8, 32]}
+// CHECK-NEXT:    %x = nnvm.add %r, %b3
+// CHECK:         %t = nnvm.reshape %d {shape = [16, 16]}
+// CHECK-NEXT:    %u = nnvm.erf %t
+func.func @kept(%d: tensor<8x32xf32>, %b3: tensor<1x1x32xf32>) -> (tensor<1x8x32xf32>, tensor<16x16xf32>) {
+  %r = nnvm.reshape %d {shape = [1, 8, 32]} : (tensor<8x32xf32>) -> tensor<1x8x32xf32>
+  %x = nnvm.add %r, %b3 : (tensor<1x8x32xf32>, tensor<1x1x32xf32>) -> tensor<1x8x32xf32>
+  %t = nnvm.reshape %d {shape = [16, 16]} : (tensor<8x32xf32>) -> tensor<16x16xf32>
+  %u = nnvm.erf %t : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  func.return %x, %u : tensor<1x8x32xf32>, tensor<16x16xf32>
+}
+
+// STATS: 'sink-reshapes'
+// STATS:   (S) 4 sunk - elementwise ops moved above a reshape
+// STATS:   (S) 2 composed - reshapes composed or removed
