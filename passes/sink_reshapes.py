@@ -1,5 +1,6 @@
-"""sink-reshapes: move reshapes that only add or drop leading unit dimensions below the
-elementwise ops that read them, where consecutive ones cancel.
+"""sink-reshapes: move reshapes below the elementwise ops that read them (where consecutive
+ones compose and cancel, and where the ops join the epilogue of what produced the reshaped
+value).
 
 A model that flattens [1, S, H] to [S, H] for a matmul and back reads, after quantization,
 
@@ -16,6 +17,7 @@ Elementwise and broadcast ops (by their fusion pattern kind) with one result are
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -31,6 +33,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from nnvm.dialects.nnvm.base import NNVMOp, is_static, shape_of
+from nnvm.dialects.nnvm.nn import BiasAddOp
 from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.passes.graph_utils import rebuild
@@ -45,18 +48,25 @@ def _core(shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape[k:]
 
 
-def _unit_reshape(v: SSAValue) -> SSAValue | None:
-    """a when v = reshape(a) only adds or drops leading 1s (static shapes)."""
-    op = v.owner
-    if not isinstance(op, ReshapeOp) or not (is_static(op.input.type) and is_static(v.type)):
-        return None
-    a = op.input
-    return a if _core(shape_of(a)) == _core(shape_of(v)) and shape_of(a) != shape_of(v) else None
+def _prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """How many leading dimensions two shapes share."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return k
 
 
 @dataclass
 class SinkReshape(RewritePattern):
-    """ew(.., reshape(a), ..) -> reshape(ew(.., a, ..)) for an elementwise or broadcast op."""
+    """ew(.., reshape(a), ..) -> reshape(ew(.., a, ..)) for an elementwise or broadcast op,
+    in two cases:
+
+    * the reshape only adds or drops leading 1s, and every other operand aligns with the same
+      trailing dimensions in a (rank at most a's without its unit dimensions);
+    * the reshape keeps a prefix of dimensions and splits or merges the rest ([N, C, H*W] ->
+      [N, C, H, W] after a pointwise conv run as a matmul), and every other operand is constant
+      beyond the prefix (a per-channel bias): it is reshaped to a's rank. bias_add along an
+      axis of the prefix moves as it is."""
 
     stats: dict[str, int]
 
@@ -68,30 +78,81 @@ class SinkReshape(RewritePattern):
         out = op.results[0]
         if not all(is_static(v.type) for v in [*op.operands, out]):
             return
-        sources = [_unit_reshape(v) for v in op.operands]
-        if not any(s is not None for s in sources):
+        reshaped = [v.owner.input if isinstance(v.owner, ReshapeOp) else None for v in op.operands]
+        first = next(
+            (
+                k
+                for k, a in enumerate(reshaped)
+                if a is not None and shape_of(op.operands[k]) == shape_of(out)
+            ),
+            None,
+        )
+        if first is None:
+            return  # nothing to move, or the op broadcasts the reshaped operand up
+        a_shape, b_shape = shape_of(reshaped[first]), shape_of(op.operands[first])
+        if a_shape == b_shape:
             return
-        # the shape the op computes in: a reshaped operand's own shape, the same for all
-        first = next(s for s in sources if s is not None)
-        inner = shape_of(first)
-        if shape_of(out) != shape_of(op.operands[sources.index(first)]):
-            return  # the op broadcasts the reshaped operand up: not a plain sink
-        operands = []
-        for v, s in zip(op.operands, sources, strict=True):
-            if s is not None:
-                if shape_of(s) != inner:
-                    return
-                operands.append(s)
-            elif len(shape_of(v)) > len(_core(inner)) or _broadcast(shape_of(v), inner) != inner:
-                return
-            else:
-                operands.append(v)
+        axis = op.attr("axis") if isinstance(op, BiasAddOp) else None
+        if axis is None and ("axis" in op.properties or "axes" in op.properties):
+            return  # an op whose meaning depends on the rank
+        new_ops: list[Operation] = []
+        operands = self._operands(op, reshaped, a_shape, b_shape, axis, new_ops)
+        if operands is None:
+            return
         moved = rebuild(op, operands)
-        back = ReshapeOp.make(moved.results[0], shape=list(shape_of(out)))
-        moved.results[0].name_hint = f"{out.name_hint}_{len(inner)}d" if out.name_hint else None
+        back = ReshapeOp.make(moved.results[0], shape=list(b_shape))
+        moved.results[0].name_hint = f"{out.name_hint}_{len(a_shape)}d" if out.name_hint else None
         back.results[0].name_hint = out.name_hint
-        rewriter.replace(op, [moved, back])
+        rewriter.replace(op, [*new_ops, moved, back])
         self.stats["sunk"] += 1
+
+    def _operands(
+        self,
+        op: NNVMOp,
+        reshaped: list[SSAValue | None],
+        a_shape: tuple[int, ...],
+        b_shape: tuple[int, ...],
+        axis: int | None,
+        new_ops: list[Operation],
+    ) -> list[SSAValue] | None:
+        """op's operands over a's shape, or None when the reshape cannot move."""
+        unit = _core(a_shape) == _core(b_shape)
+        prefix = _prefix(a_shape, b_shape)
+        if axis is not None:  # bias_add: its axis must index the same dimension in a
+            axis = axis % len(b_shape)
+            if unit or axis >= prefix:
+                return None
+        operands: list[SSAValue] = []
+        for v, a in zip(op.operands, reshaped, strict=True):
+            if a is not None:
+                if shape_of(a) != a_shape or shape_of(v) != b_shape:
+                    return None
+                operands.append(a)
+                continue
+            c = shape_of(v)
+            if axis is not None:  # the 1-D bias itself
+                operands.append(v)
+            elif unit:
+                if len(c) > len(_core(a_shape)) or _broadcast(c, a_shape) != a_shape:
+                    return None
+                operands.append(v)
+            else:
+                aligned = (1,) * (len(b_shape) - len(c)) + c
+                if len(c) > len(b_shape) or any(d != 1 for d in aligned[prefix:]):
+                    return None
+                if math.prod(c) >= math.prod(b_shape):
+                    return None  # a full-size operand would be reshaped up: no gain, and the
+                    # next match would move that reshape back down
+                if not c:
+                    operands.append(v)  # a scalar broadcasts anywhere
+                    continue
+                target = [*aligned[:prefix], *([1] * (len(a_shape) - prefix))]
+                r = ReshapeOp.make(v, shape=target)
+                if v.name_hint:
+                    r.results[0].name_hint = f"{v.name_hint}_{len(target)}d"
+                new_ops.append(r)
+                operands.append(r.results[0])
+        return operands
 
 
 @dataclass

@@ -21,21 +21,36 @@ func.func @gelu_between_reshapes(%d: tensor<8x32xf32>, %b: tensor<32xf32>) -> te
   func.return %o : tensor<8x32xf32>
 }
 
-// An operand that would broadcast differently (rank 3) or a reshape that moves data (not
-// only unit dimensions) stays where it is.
+// An operand that would broadcast differently (rank 3), or one that varies along a dimension
+// the reshape moves, keeps the reshape where it is.
 // CHECK-LABEL: func.func @kept
 // CHECK:         %r = nnvm.reshape %d {shape = [1, 8, 32]}
 // CHECK-NEXT:    %x = nnvm.add %r, %b3
 // CHECK:         %t = nnvm.reshape %d {shape = [16, 16]}
-// CHECK-NEXT:    %u = nnvm.erf %t
-func.func @kept(%d: tensor<8x32xf32>, %b3: tensor<1x1x32xf32>) -> (tensor<1x8x32xf32>, tensor<16x16xf32>) {
+// CHECK-NEXT:    %u = nnvm.add %t, %b16
+func.func @kept(%d: tensor<8x32xf32>, %b3: tensor<1x1x32xf32>, %b16: tensor<16xf32>) -> (tensor<1x8x32xf32>, tensor<16x16xf32>) {
   %r = nnvm.reshape %d {shape = [1, 8, 32]} : (tensor<8x32xf32>) -> tensor<1x8x32xf32>
   %x = nnvm.add %r, %b3 : (tensor<1x8x32xf32>, tensor<1x1x32xf32>) -> tensor<1x8x32xf32>
   %t = nnvm.reshape %d {shape = [16, 16]} : (tensor<8x32xf32>) -> tensor<16x16xf32>
-  %u = nnvm.erf %t : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %u = nnvm.add %t, %b16 : (tensor<16x16xf32>, tensor<16xf32>) -> tensor<16x16xf32>
   func.return %x, %u : tensor<1x8x32xf32>, tensor<16x16xf32>
 }
 
+// A pointwise conv run as a matmul ([N, C, H*W] -> [N, C, H, W]): the per-channel bias_add
+// and the relu move above the reshape, onto the matmul's result.
+// CHECK-LABEL: func.func @pointwise_epilogue
+// CHECK-NEXT:    %mm = nnvm.matmul %w, %rows
+// CHECK-NEXT:    %b_4d_3d = nnvm.bias_add %mm, %bias : (tensor<1x58x36xf32>, tensor<58xf32>) -> tensor<1x58x36xf32>
+// CHECK-NEXT:    %y_3d = nnvm.relu %b_4d_3d : (tensor<1x58x36xf32>) -> tensor<1x58x36xf32>
+// CHECK-NEXT:    %y = nnvm.reshape %y_3d {shape = [1, 58, 6, 6]}
+func.func @pointwise_epilogue(%w: tensor<58x58xf32>, %rows: tensor<1x58x36xf32>, %bias: tensor<58xf32>) -> tensor<1x58x6x6xf32> {
+  %mm = nnvm.matmul %w, %rows : (tensor<58x58xf32>, tensor<1x58x36xf32>) -> tensor<1x58x36xf32>
+  %o = nnvm.reshape %mm {shape = [1, 58, 6, 6]} : (tensor<1x58x36xf32>) -> tensor<1x58x6x6xf32>
+  %b_4d = nnvm.bias_add %o, %bias {axis = 1} : (tensor<1x58x6x6xf32>, tensor<58xf32>) -> tensor<1x58x6x6xf32>
+  %y = nnvm.relu %b_4d : (tensor<1x58x6x6xf32>) -> tensor<1x58x6x6xf32>
+  func.return %y : tensor<1x58x6x6xf32>
+}
+
 // STATS: 'sink-reshapes'
-// STATS:   (S) 4 sunk - elementwise ops moved above a reshape
+// STATS:   (S) 6 sunk - elementwise ops moved above a reshape
 // STATS:   (S) 2 composed - reshapes composed or removed
