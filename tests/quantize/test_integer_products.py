@@ -16,6 +16,7 @@ from nnvm.dialects.nnvm.nn import pack_dot_weight, unpack_dot_weight
 from nnvm.registry import make_context
 from nnvm.runtime import graph_runtime
 from nnvm.support.diagnostics import parse_module
+from nnvm.support.target import parse_target
 
 
 def quantized_dense(m: int, n: int, k: int) -> str:
@@ -90,17 +91,19 @@ func.func @main(%x: tensor<{x}xi8>) -> tensor<{y}xi32> {{
 
 
 @pytest.mark.parametrize(
-    "n,c,h,o,k,pad,stride,groups,tensorized",
+    "n,c,h,o,k,pad,stride,groups",
     [
-        (1, 32, 9, 32, 3, 1, 1, 1, True),  # a 3x3 conv: padding with the offset's 128
-        (2, 16, 8, 48, 1, 0, 1, 1, True),  # pointwise, batch 2
-        (1, 32, 11, 16, 3, 1, 2, 1, True),  # stride 2, a tail of output columns
-        (1, 16, 7, 32, 5, 2, 1, 1, True),
-        (1, 24, 6, 16, 3, 1, 1, 1, False),  # 24 input channels: NCHW integer conv
-        (1, 16, 6, 16, 3, 1, 1, 2, False),  # grouped: the float form stays
+        (1, 32, 9, 32, 3, 1, 1, 1),  # a 3x3 conv: padding with the offset's 128
+        (2, 16, 8, 48, 1, 0, 1, 1),  # pointwise, batch 2
+        (1, 32, 11, 16, 3, 1, 2, 1),  # stride 2, a tail of output columns
+        (1, 16, 7, 32, 5, 2, 1, 1),
+        (1, 20, 6, 16, 3, 1, 1, 1),  # 20 input channels: no lanes divide them, NCHW integer conv
+        (1, 16, 6, 16, 3, 1, 1, 2),  # grouped: the float form stays
     ],
 )
-def test_int8_conv_build_is_exact(n, c, h, o, k, pad, stride, groups, tensorized, tmp_path):
+def test_int8_conv_build_is_exact(n, c, h, o, k, pad, stride, groups, tmp_path):
+    lanes = parse_target(None).vector_bits // 32
+    tensorized = groups == 1 and c % lanes == 0 and o % lanes == 0
     text, wshape = quantized_conv(n, c, h, o, k, pad, stride, groups)
     module = parse_module(make_context(), text, "conv.mlir")
     rng = np.random.default_rng(c * o + k)
@@ -117,3 +120,30 @@ def test_int8_conv_build_is_exact(n, c, h, o, k, pad, stride, groups, tensorized
     assert ("te.tensorize" in kernels) == tensorized
     integer = "pad_value = 128" in (tmp_path / "04-integer-products.mlir").read_text()
     assert integer == (groups == 1)
+
+
+@pytest.mark.parametrize("kind", ["dense", "conv2d"])
+def test_int8_on_an_avx2_target_is_exact(kind, tmp_path):
+    """x86-64-v3 (no AVX-512, no VNNI): 8-lane packing, tensorized with the shift-and-multiply
+    form of dot_u8i8."""
+    if kind == "dense":
+        text, wshape, xshape = quantized_dense(9, 24, 20), (24, 20), (9, 20)
+    else:
+        (text, wshape), xshape = quantized_conv(1, 16, 7, 24, 3, 1, 1), (1, 16, 7, 7)
+    module = parse_module(make_context(), text, f"{kind}.mlir")
+    rng = np.random.default_rng(7)
+    w = rng.integers(-127, 128, wshape, dtype=np.int8)
+    x = rng.integers(-127, 128, xshape, dtype=np.int8)
+    graph, lib, params = build(
+        module, target="llvm -mcpu=x86-64-v3", params={"w": w}, dump_ir=tmp_path
+    )
+    rt = graph_runtime.create(graph, lib, nnvm.cpu(0))
+    rt.set_input(**params)
+    rt.run(x=x)
+    if kind == "dense":
+        want = x.astype(np.int64) @ w.astype(np.int64).T
+    else:
+        want = np.rint(conv2d_nchw(x, w, (1, 1), (1,) * 4, (1, 1), 1)).astype(np.int64)
+    np.testing.assert_array_equal(rt.get_output(0), want)
+    kernels = "\n".join(p.read_text() for p in tmp_path.glob("kernels/*/02-*.mlir"))
+    assert "te.tensorize" in kernels and "vpdpbusd" not in (tmp_path / "kernels").as_posix()

@@ -17,10 +17,13 @@ from nnvm.lowering.to_te.lower_to_te import LowerToTE
 from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
 from nnvm.passes.hoist_loop_invariant_accesses import HoistLoopInvariantAccessesPass
 from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.target import parse_target
 from nnvm.targets.cpu.target import host_features
 from nnvm.targets.llvm import compile_jit
 
 AVX2 = "llvm -mcpu=x86-64-v3"
+VNNI = "llvm -mcpu=x86-64-v4 -mattr=+avx512vnni"  # lowering only: any x86 host can lower it
+HOST_LANES = parse_target(None).vector_bits // 32
 
 
 def dense_module(m: int, n: int, k: int, lanes: int) -> str:
@@ -58,11 +61,12 @@ def lowered(text: str, target: str | None = None, schedule: str | None = None):
     "m,n,k", [(1, 16, 4), (7, 32, 12), (13, 64, 20), (6, 48, 256), (30, 128, 64)]
 )
 def test_tensorized_dense_is_exact(m, n, k):
-    lanes = 16
+    lanes = HOST_LANES  # the default schedule tensorizes when the packing has the host's lanes
     args, want = inputs(m, n, k, lanes)
     module = lowered(dense_module(m, n, k, lanes))
     text = str(module)
     assert "dot_u8i8" not in text  # the intrinsic's code, not a call of it
+    assert ("llvm.x86" in text) == bool(host_features().get("avx512vnni"))
     (got,) = run_lowered(module, args)
     np.testing.assert_array_equal(got, want)
 
@@ -100,7 +104,7 @@ te.tensorize "dense" {axis} with "{name}"
 
 def _error(text: str, schedule: str) -> DiagnosticError:
     with pytest.raises(DiagnosticError) as info:
-        lowered(text, schedule=schedule)
+        lowered(text, target=VNNI, schedule=schedule)
     return info.value
 
 

@@ -11,13 +11,15 @@ from nnvm.dialects.te.schedule import (
     FuseOp,
     ReorderOp,
     SplitOp,
-    TensorizeOp,
     TileOp,
     UnrollOp,
     VectorizeOp,
 )
-from nnvm.targets.cpu.dot_bytes import NAME as DOT_INTRINSIC
-from nnvm.targets.cpu.schedules.dense_dot_bytes import DOT_ACCUMULATORS, dot_packed
+from nnvm.targets.cpu.schedules.dense_dot_bytes import (
+    DOT_ACCUMULATORS,
+    dot_or_vectorize,
+    dot_packed,
+)
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
 
 SMALL_IMAGE_BYTES = 128 * 1024
@@ -95,7 +97,7 @@ def _conv_register_tile(s: KernelScheduler, anchor: ComputeOp, a: str, outer: li
         p.append(ReorderOp.make(a, [*outer, aw, acb, ac, f"{ic}.i"]))
         p.append(UnrollOp.make(a, aw))
         p.append(UnrollOp.make(a, acb))
-        p.append(TensorizeOp.make(a, ac, DOT_INTRINSIC))
+        p.append(dot_or_vectorize(s, a, ac, anchor.shape[-1]))
         return
     if len(reduce) == 4:  # (icb, kh, kw, ic): a dense NCHWc conv
         icb, kh, kw, ic = reduce

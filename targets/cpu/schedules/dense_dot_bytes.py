@@ -10,6 +10,7 @@ from nnvm.dialects.nnvm.nn import DOT_BYTES
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
+    Primitive,
     ReorderOp,
     SplitOp,
     TensorizeOp,
@@ -73,4 +74,13 @@ def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> No
     p.append(ReorderOp.make(a, [*abatch, f"{k}.o", ai, f"{aj}.o", f"{aj}.i", f"{k}.i"]))
     p.append(UnrollOp.make(a, ai))
     p.append(UnrollOp.make(a, f"{aj}.o"))
-    p.append(TensorizeOp.make(a, f"{aj}.i", NAME))
+    p.append(dot_or_vectorize(s, a, f"{aj}.i", lanes))
+
+
+def dot_or_vectorize(s: KernelScheduler, stage: str, axis: str, lanes: int) -> Primitive:
+    """te.tensorize with the target's dot_u8i8 when its lanes are the packing's (a weight
+    packed for 16 lanes on an 8-lane target, say by a hand-written graph, is computed as
+    vectors of int32 products instead: exact, slower)."""
+    if lanes == s.lanes(i32):
+        return TensorizeOp.make(stage, axis, NAME)
+    return VectorizeOp.make(stage, axis)
