@@ -4,6 +4,7 @@ thread count each, outputs checked first, then interleaved rounds (each runtime 
 previous one's thread pool stopped spinning); medians and ratios.
 
     python -m bench.int8_vs_ort [--model bert2] [--calibration 20] [--rounds 30] [--threads 1]
+        [--requant float|multiplier]
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="bert2", choices=sorted(MODELS))
     ap.add_argument("--calibration", type=int, default=20, help="calibration inputs")
     ap.add_argument("--method", default="percentile", choices=["minmax", "percentile", "kl"])
+    ap.add_argument(
+        "--requant",
+        default="multiplier",
+        choices=["multiplier", "float"],
+        help="our requantizer (float: onnxruntime's semantics; measured slower here so far)",
+    )
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
@@ -68,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     module, params = from_onnx(model)
     cal_inputs = (random_inputs(model, seed=10_000 + k) for k in range(args.calibration))
     q_module, q_params, cal = quantize(
-        module, params, cal_inputs, method=args.method, requant="multiplier", engine="cpu"
+        module, params, cal_inputs, method=args.method, requant=args.requant, engine="cpu"
     )
     qdq = qdq_model(model, prepare(module, params), cal, args.method)
     feed = random_inputs(model, seed=1)

@@ -100,6 +100,13 @@ def requantize_multiplier(acc: np.ndarray, m: np.ndarray, n: np.ndarray) -> np.n
     return np.clip(np.right_shift(t, n), -128, 127).astype(np.int8)
 
 
+def requantize_float(acc: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """round_half_even(f32(acc) * f32(ratio)), saturated to int8: onnxruntime's QLinearConv and
+    QDQ semantics (the graph's float requantizer)."""
+    t = acc.astype(np.float32) * np.asarray(ratio, np.float32)
+    return np.clip(np.rint(t), -128, 127).astype(np.int8)
+
+
 def requantize_shift(acc: np.ndarray, n: np.ndarray) -> np.ndarray:
     """(acc << -n) for n < 0, else (acc + 2^(n-1)) >> n, in int32, saturated to int8."""
     acc = acc.astype(np.int32)

@@ -42,9 +42,10 @@ class FormulaEval:
 
     def has_reads(self, v: SSAValue) -> bool:
         """Does computing v read an element that may lie outside its tensor (so a select
-        must not compute its branches eagerly)? A read indexed by the axes themselves, each
-        within the tensor's extent (a bit_shift's per-column amount, an operand of the same
-        shape), is always in bounds: the branch may run as vector lanes."""
+        must not compute its branches eagerly)? A read indexed by the axes themselves (each
+        within the tensor's extent: a bit_shift's per-column amount, an operand of the same
+        shape) or by constants inside the tensor (a broadcast [1, C, 1, 1] operand) is always
+        in bounds: the branch may run as vector lanes."""
         if v in self._reads:
             return self._reads[v]
         op = v.owner
@@ -61,10 +62,13 @@ class FormulaEval:
         extents = [*self.compute.shape, *self.compute.reduce_shape]
         shape = read.tensor.type.get_shape()  # type: ignore[attr-defined]
         for i, dim in zip(read.indices, shape, strict=True):
-            if not (isinstance(i, BlockArgument) and i.owner is self.compute.block):
-                return False
-            if extents[i.index] > dim:
-                return False
+            if isinstance(i, BlockArgument) and i.owner is self.compute.block:
+                if extents[i.index] > dim:
+                    return False
+                continue
+            c = exprs.constant_value(i.owner) if isinstance(i.owner, Operation) else None
+            if not (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < dim):
+                return False  # a computed index (padding, a window) may leave the tensor
         return True
 
     def eval(self, v: SSAValue) -> Val:

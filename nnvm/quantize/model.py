@@ -55,7 +55,7 @@ def quantize(
     `calibration_inputs` is an iterable of input dicts (name -> array), run through the float
     graph on `engine` ("reference" or "cpu"), or a Calibration made earlier for this graph.
     `method` picks the activation ranges (minmax, percentile, kl); `requant` is "multiplier"
-    (int32 fixed point, CPU) or "shift" (power-of-two scales, no float: the accelerator)."""
+    (int32 fixed point), "float" (f32 scale and round half to even, as onnxruntime) or "shift" (power-of-two scales, no float: the accelerator)."""
     prepared = prepare(module, params)
     if isinstance(calibration_inputs, Calibration):
         cal = calibration_inputs

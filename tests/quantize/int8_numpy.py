@@ -44,6 +44,8 @@ class Int8Numpy:
         if self.requant == "multiplier":
             m, n = rq.fixed_point(ratio)
             yq = rq.requantize_multiplier(acc, m, n)
+        elif self.requant == "float":
+            yq = rq.requantize_float(acc, ratio)
         else:
             yq = rq.requantize_shift(acc, rq.power_of_two_shift(ratio))
         return yq.astype(np.float32) * np.float32(s_y)

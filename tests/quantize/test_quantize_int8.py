@@ -106,7 +106,7 @@ def _cpu(module, params):
     return run
 
 
-@pytest.mark.parametrize("requant", ["multiplier", "shift"])
+@pytest.mark.parametrize("requant", ["multiplier", "float", "shift"])
 def test_conv_net_is_bit_exact_with_the_int8_reference(requant: str) -> None:
     module, params = from_onnx(conv_net())
     qm, qp, cal = quantize(
@@ -128,7 +128,7 @@ def test_conv_net_is_bit_exact_with_the_int8_reference(requant: str) -> None:
     assert report["outputs"][0]["cosine_min"] > 0.99
 
 
-@pytest.mark.parametrize("requant", ["multiplier", "shift"])
+@pytest.mark.parametrize("requant", ["multiplier", "float", "shift"])
 def test_mlp_quantized_for_the_cpu(requant: str, tmp_path) -> None:
     module, params = from_onnx(MLP)
     qm, qp, cal = quantize(module, params, _feeds("input", (1, 16), 32, 0), requant=requant)
@@ -173,7 +173,7 @@ def test_quantization_refuses_bad_input() -> None:
     with pytest.raises(UserError, match="does not match"):
         quantize(module, params, [{"x": np.zeros((1, 16), np.float32)}])
     with pytest.raises(UserError, match="requant mode"):
-        quantize(module, params, _feeds("input", (1, 16), 1, 0), requant="float")
+        quantize(module, params, _feeds("input", (1, 16), 1, 0), requant="fixed")
     with pytest.raises(UserError, match="calibration method"):
         quantize(module, params, _feeds("input", (1, 16), 1, 0), method="mean")
     prepared = prepare(module, params)
