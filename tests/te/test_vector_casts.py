@@ -57,3 +57,21 @@ def test_requantize_kernel_vectorizes():
     # the per-column amount is read in bounds: the guarded shift runs as lanes, not scf.if
     assert re.search(r"arith.shrsi .*: vector<\d+xi64>", lowered)
     assert "scf.if" not in lowered
+
+
+PER_CHANNEL_SHIFT = """
+func.func @k(%acc: tensor<1x4x3x16xi64>, %sh: tensor<1x4x1x1xi64>) -> tensor<1x4x3x16xi64> {
+  %s = nnvm.bit_shift %acc, %sh {direction = "right"} : (tensor<1x4x3x16xi64>, tensor<1x4x1x1xi64>) -> tensor<1x4x3x16xi64>
+  func.return %s : tensor<1x4x3x16xi64>
+}"""
+
+
+def test_a_broadcast_operand_at_constant_indices_stays_vectorized():
+    """The per-channel shift of an NCHW tensor is read at [0, c, 0, 0]: in bounds, so the
+    guarded shift still runs as lanes."""
+    rng = np.random.default_rng(2)
+    acc = rng.integers(-(2**40), 2**40, (1, 4, 3, 16), dtype=np.int64)
+    shift = np.array([3, 64, 17, 0], np.int64).reshape(1, 4, 1, 1)
+    lowered = str(check(parse(PER_CHANNEL_SHIFT), [acc, shift]))
+    assert re.search(r"arith.shrsi .*: vector<\d+xi64>", lowered)
+    assert "scf.if" not in lowered
