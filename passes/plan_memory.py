@@ -51,13 +51,22 @@ def aligned(nbytes: int) -> int:
     return (nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
+MAX_TENSOR_BYTES = 1 << 48
+"""A tensor larger than this (256 TiB) cannot be planned: offsets are i64 and no machine has
+that memory; its producer is named in the error."""
+
+
 def tensor_bytes(value: SSAValue) -> int:
     t = value.type
     assert isinstance(t, TensorType), f"cannot plan memory for {t}"
     count = 1
     for d in t.get_shape():
         count *= d
-    return count * numpy_dtype_of(t.element_type).itemsize
+    nbytes = count * numpy_dtype_of(t.element_type).itemsize
+    if nbytes > MAX_TENSOR_BYTES or any(d < 0 for d in t.get_shape()):
+        owner = value.owner if isinstance(value.owner, Operation) else None
+        raise DiagnosticError(owner, f"plan-memory: a {t} tensor needs {nbytes} bytes")
+    return nbytes
 
 
 @dataclass

@@ -100,6 +100,10 @@ def parse_module(ctx: Context, text: str, file: str, line_offset: int = 0) -> Mo
     except VerifyException as err:  # raised by an op or attribute built while parsing
         where = _position(text, getattr(parser, "pos", None), file, line_offset)
         raise UserError(f"invalid IR: {_first_line(err)}", where or file) from None
+    except ValueError as err:  # an attribute xDSL could not build from the text (an enum
+        # case it does not know: `vector.reduction <m ...>`), or an integer out of range
+        where = _position(text, getattr(parser, "pos", None), file, line_offset)
+        raise UserError(f"invalid IR: {_first_line(err)}", where or file) from None
 
 
 def _position(text: str, pos: object, file: str, line_offset: int) -> SourceLocation | None:
