@@ -9,16 +9,15 @@ from xdsl.dialects.builtin import i8, i32
 from nnvm.dialects.nnvm.nn import DOT_BYTES
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
-    ComputeAtOp,
     Primitive,
     ReorderOp,
     SplitOp,
     TensorizeOp,
-    TileOp,
     UnrollOp,
     VectorizeOp,
 )
 from nnvm.targets.cpu.dot_bytes import NAME
+from nnvm.targets.cpu.schedules.matmul import tile_at_accumulators
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
 DOT_ACCUMULATORS = 24
@@ -48,7 +47,6 @@ def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> No
     L1 for K up to 256 at 64 columns, in L2 beyond), the tile loops are one parallel loop.
     Inside a tile, for each 4 k: one broadcast word of x per row, one vector of w per L
     columns, a dot product per accumulator."""
-    *batch, i, j = s.axes(e)
     *abatch, ai, aj = anchor.spatial_names
     (k,) = anchor.reduce_names
     m, n = anchor.shape[-2], anchor.shape[-1]
@@ -62,13 +60,7 @@ def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> No
     rows = s.knob("dense_dot.rows", range(1, min(m, DOT_ACCUMULATORS) + 1), rows)
     nf = cols * lanes
     p = s.prims
-    p.append(TileOp.make(e, [i, j], [rows, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
-    p.append(ReorderOp.make(e, [*batch, f"{j}.o", f"{i}.o", f"{i}.i", f"{j}.i"]))
-    par = s._fuse(e, [*batch, f"{j}.o", f"{i}.o"])
-    assert par is not None
-    s.parallel(e, par, anchor)
-    p.append(VectorizeOp.make(e, f"{j}.i"))
-    p.append(ComputeAtOp.make(a, e, par))
+    tile_at_accumulators(s, anchor, a, e, rows, nf, panels_outside=True)
     p.append(SplitOp.make(a, aj, lanes, None, f"{aj}.o", f"{aj}.i"))
     p.append(SplitOp.make(a, k, 4, None, f"{k}.o", f"{k}.i"))
     p.append(ReorderOp.make(a, [*abatch, f"{k}.o", ai, f"{aj}.o", f"{aj}.i", f"{k}.i"]))

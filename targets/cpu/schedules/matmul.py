@@ -124,7 +124,6 @@ def _k_blocked(
     tile runs its register tile over the same kc x nf slice of the panel, which stays in L1.
     On one thread against numpy's sgemm: 1000 x 3072 . 3072 x 768 0.74x -> 0.92x,
     7 x 3072 . 3072 x 3072 0.60x -> 0.83x (bench/gemm.py)."""
-    *batch, i, j = s.axes(e)
     *abatch, ai, aj = anchor.spatial_names
     (r,) = anchor.reduce_names
     m = anchor.shape[-2]
@@ -132,19 +131,38 @@ def _k_blocked(
     per_block = -(-tiles // -(-tiles // BLOCK_TILES))  # blocks of (nearly) equal height
     per_block = s.knob("matmul.block_tiles", _powers_up_to(tiles), per_block)
     p = s.prims
-    p.append(TileOp.make(e, [i, j], [mf * per_block, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
-    p.append(ReorderOp.make(e, [*batch, f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
-    par = s._fuse(e, [*batch, f"{i}.o", f"{j}.o"])
-    assert par is not None
-    s.parallel(e, par, anchor)
-    p.append(VectorizeOp.make(e, f"{j}.i"))
-    p.append(ComputeAtOp.make(a, e, par))
+    tile_at_accumulators(s, anchor, a, e, mf * per_block, nf, panels_outside=False)
     p.append(SplitOp.make(a, ai, mf, None, f"{ai}.o", f"{ai}.i"))
     p.append(SplitOp.make(a, r, kc, None, f"{r}.o", f"{r}.i"))
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
     _prefetch_weights(s, anchor, a, f"{r}.i", nf)
+
+
+def tile_at_accumulators(
+    s: KernelScheduler,
+    anchor: ComputeOp,
+    a: str,
+    e: str,
+    rows: int,
+    cols: int,
+    panels_outside: bool,
+) -> str:
+    """The output `e` in tiles of rows x cols (column panels outside the row tiles, or
+    inside), the tile loops fused into one parallel loop, the columns a vector; the
+    accumulators `a` computed at that loop. Returns the parallel loop's name."""
+    *batch, i, j = s.axes(e)
+    tiles = [f"{j}.o", f"{i}.o"] if panels_outside else [f"{i}.o", f"{j}.o"]
+    p = s.prims
+    p.append(TileOp.make(e, [i, j], [rows, cols], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
+    p.append(ReorderOp.make(e, [*batch, *tiles, f"{i}.i", f"{j}.i"]))
+    par = s._fuse(e, [*batch, *tiles])
+    assert par is not None
+    s.parallel(e, par, anchor)
+    p.append(VectorizeOp.make(e, f"{j}.i"))
+    p.append(ComputeAtOp.make(a, e, par))
+    return par
 
 
 def _prefetch_weights(s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf: int) -> None:
