@@ -65,6 +65,11 @@ class WasmTarget(CPUTarget):
     def capabilities(self) -> Capabilities:
         return Capabilities("cpu", vector_bits=self.vector_bits, threads=False, panel=MATMUL_PANEL)
 
+    def graph_passes(self) -> dict[str, list[Any]]:
+        """None: int8 graphs keep quantize-int8's exact-float form (WebAssembly SIMD has no
+        byte dot product, and te.tensorize is not enabled for it)."""
+        return {}
+
     def target_machine(self, *, jit: bool = False, pic: bool = False) -> llvm.TargetMachine:
         initialize_all()
         tgt = llvm.Target.from_triple(self.triple)

@@ -147,3 +147,14 @@ def test_int8_on_an_avx2_target_is_exact(kind, tmp_path):
     np.testing.assert_array_equal(rt.get_output(0), want)
     kernels = "\n".join(p.read_text() for p in tmp_path.glob("kernels/*/02-*.mlir"))
     assert "te.tensorize" in kernels and "vpdpbusd" not in (tmp_path / "kernels").as_posix()
+
+
+def test_only_cpu_hosts_with_tensorize_add_the_pass():
+    """The CPU target adds integer-products before alter-layout (where the pipeline has it);
+    WebAssembly (no byte dot product, no te.tensorize) keeps the exact-float form."""
+    from nnvm.compiler.build import graph_passes
+
+    names = [p.name for p in graph_passes(3, parse_target("llvm"))]
+    assert names.index("integer-products") == names.index("alter-layout") - 1
+    assert "integer-products" not in [p.name for p in graph_passes(1, parse_target("llvm"))]
+    assert "integer-products" not in [p.name for p in graph_passes(3, parse_target("wasm"))]
