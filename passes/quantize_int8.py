@@ -12,7 +12,7 @@ Each anchor (passes/quantize_calibration.py) becomes, in graph ops:
 
 requant="multiplier": clip((i64(acc) * m + 2^(n-1)) >> n) with an int32 m per channel (CPU);
 requant="float": clip(round_half_even(f32(acc) * ratio)) (onnxruntime's semantics, no 64-bit
-lanes; measured slower than "multiplier" on ResNet-18 so far: 14.9 vs 11.8 ms);
+lanes; measured slower than "multiplier" on ResNet-18 so far: 12.8 vs 11.9 ms);
 requant="shift": every scale is a power of two and clip((acc + 2^(n-1)) >> n) (no float,
 the accelerator's ALU). fA is a float type in which the CPU's float kernels sum the int8
 products exactly: float32 while 127 * sum|wq| of every output channel stays below 2^24 (else
