@@ -94,9 +94,9 @@ def formula_reads(compute: ComputeOp) -> list[ReadOp]:
     return out
 
 
-def match_structure(pattern: ComputeOp, actual: ComputeOp) -> list[SSAValue]:
-    """The actual tensors read in place of the pattern's placeholders (by argument index),
-    when both formulas have the same ops; else NoMatch."""
+def match_structure(pattern: ComputeOp, actual: ComputeOp) -> None:
+    """NoMatch unless both formulas have the same ops, read by read (each placeholder of the
+    pattern standing for one tensor of the stage, of its element type)."""
     if pattern.reduce_kind != actual.reduce_kind:
         raise NoMatch(
             f"the pattern is a {pattern.reduce_kind or 'plain'} compute, the stage a "
@@ -139,7 +139,6 @@ def match_structure(pattern: ComputeOp, actual: ComputeOp) -> list[SSAValue]:
     pt, at = pattern.block.last_op, actual.block.last_op
     assert isinstance(pt, YieldOp) and isinstance(at, YieldOp)
     same(pt.operands[0], at.operands[0])
-    return [tensors[k] for k in sorted(tensors)]
 
 
 @dataclass(frozen=True)
@@ -158,7 +157,6 @@ class TensorIntrinsic:
     spatial: tuple[int, ...]
     reduce: tuple[int, ...]
     emit: Callable[..., None] = field(compare=False)
-    doc: str = ""
 
     @cached_property
     def pattern(self) -> ComputeOp:
@@ -205,14 +203,14 @@ class TensorIntrinsic:
         return (*self.spatial, *self.reduce)
 
 
-def probe_points(extents: Sequence[int], limit: int = 4) -> list[tuple[int, ...]]:
+def probe_points(extents: Sequence[int]) -> list[tuple[int, ...]]:
     """Positions of the outer loops at which a layout is checked: all at 0, then each loop at
-    1 and at its last value (the others 0), at most `limit` per loop."""
+    1 and at its last value (the others 0)."""
     zero = tuple(0 for _ in extents)
     points = [zero]
     for d, e in enumerate(extents):
-        for v in sorted({1, e - 1} - {0})[:limit]:
-            if 0 < v < e:
+        for v in sorted({1, e - 1} - {0}):
+            if v < e:
                 points.append(tuple(v if k == d else 0 for k in range(len(extents))))
     return points
 
@@ -245,8 +243,3 @@ def stride_mismatch(
 
 Intrinsics = dict[str, TensorIntrinsic]
 """A target's tensor intrinsics by name (Target.tensor_intrinsics)."""
-
-
-def describe(intrinsic: TensorIntrinsic) -> str:
-    """The pattern as te text (for errors and docs)."""
-    return str(intrinsic.pattern)

@@ -3,12 +3,16 @@ relations (split, fuse) that say how its original axes follow from its leaf loop
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te.ops import ComputeOp
+
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -118,6 +122,35 @@ class Stage:
             if v.name == name:
                 return v
         return None
+
+    def derive(
+        self,
+        vals: dict[IterVar, T],
+        ext: dict[IterVar, int],
+        combine: Callable[[T, T, int], T],
+        separate: Callable[[T, int], tuple[T, T]],
+    ) -> list[IterVar]:
+        """Give `vals` every axis that follows from the known ones through the splits and tails
+        (parent = combine(outer, inner, |inner|)) and fuses ((outer, inner) =
+        separate(fused, |inner|)), in any arithmetic (index ops of a loop body, integers of a
+        layout check); returns the new axes."""
+        new: list[IterVar] = []
+        changed = True
+        while changed:
+            changed = False
+            for rel in [*self.relations, *self.tails]:
+                if isinstance(rel, Split):
+                    if rel.parent in vals or rel.outer not in vals or rel.inner not in vals:
+                        continue
+                    vals[rel.parent] = combine(vals[rel.outer], vals[rel.inner], ext[rel.inner])
+                    new.append(rel.parent)
+                elif rel.fused in vals and rel.outer not in vals:
+                    vals[rel.outer], vals[rel.inner] = separate(vals[rel.fused], ext[rel.inner])
+                    new.extend([rel.outer, rel.inner])
+                else:
+                    continue
+                changed = True
+        return new
 
     def leaf_extents(self, root_extents: dict[IterVar, int] | None = None) -> dict[IterVar, int]:
         """Extents of every axis, from the root extents (default: the nominal ones)."""

@@ -360,27 +360,12 @@ class LoopNestEmitter(TensorizeEmitter):
     def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:
         """Give values to every axis that follows from the known ones (split: outer * factor +
         inner; fuse: div and mod); returns the new ones."""
-        new: list[IterVar] = []
-        changed = True
-        while changed:
-            changed = False
-            for rel in [*nest.stage.relations, *nest.stage.tails]:
-                if isinstance(rel, Split):
-                    if rel.parent in vals or rel.outer not in vals or rel.inner not in vals:
-                        continue
-                    scaled = self.imul(vals[rel.outer], nest.ext[rel.inner])
-                    vals[rel.parent] = self.iadd(scaled, vals[rel.inner])
-                    new.append(rel.parent)
-                    changed = True
-                else:
-                    if rel.fused not in vals or rel.outer in vals:
-                        continue
-                    f, e = vals[rel.fused], nest.ext[rel.inner]
-                    vals[rel.outer] = self.idiv(f, e)
-                    vals[rel.inner] = self.irem(f, e)
-                    new.extend([rel.outer, rel.inner])
-                    changed = True
-        return new
+        return nest.stage.derive(
+            vals,
+            nest.ext,
+            lambda o, i, e: self.iadd(self.imul(o, e), i),
+            lambda f, e: (self.idiv(f, e), self.irem(f, e)),
+        )
 
     def emit_attached(
         self,

@@ -66,20 +66,9 @@ def _dependents(nest: Nest, inner: list[IterVar]) -> set[IterVar]:
 
 
 def _numeric_axes(nest: Nest, leaf_values: dict[IterVar, int]) -> dict[IterVar, int]:
-    """Every axis's value from the leaves' (the `derive` of loop_nests, on integers)."""
+    """Every axis's value from the leaves' (the loop body's `derive`, on integers)."""
     vals = dict(leaf_values)
-    changed = True
-    while changed:
-        changed = False
-        for rel in [*nest.stage.relations, *nest.stage.tails]:
-            if isinstance(rel, Split):
-                if rel.parent not in vals and rel.outer in vals and rel.inner in vals:
-                    vals[rel.parent] = vals[rel.outer] * nest.ext[rel.inner] + vals[rel.inner]
-                    changed = True
-            elif rel.fused in vals and rel.outer not in vals:
-                vals[rel.outer] = vals[rel.fused] // nest.ext[rel.inner]
-                vals[rel.inner] = vals[rel.fused] % nest.ext[rel.inner]
-                changed = True
+    nest.stage.derive(vals, nest.ext, lambda o, i, e: o * e + i, divmod)
     return vals
 
 

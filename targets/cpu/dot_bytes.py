@@ -79,7 +79,6 @@ def dot_bytes_intrinsic(lanes: int, features: frozenset[str]) -> TensorIntrinsic
         (lanes,),
         (DOT_BYTES,),
         emit,
-        doc=f"vpdpbusd over {lanes} lanes" if instruction else f"{lanes}-lane dot by shifts",
     )
 
 
