@@ -146,9 +146,7 @@ def channel_vector_to_layout(
 
 def _plain_float_conv(op: Conv2DOp) -> bool:
     """An NCHW/OIHW, ungrouped conv over static float tensors with no out_layout."""
-    if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
-        return False
-    if op.attr("out_layout") or op.attr("groups") != 1:
+    if not op.is_plain_nchw():
         return False
     x, w = op.operands
     return is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)  # type: ignore[attr-defined]
@@ -271,11 +269,9 @@ class BlockConv2D(RewritePattern):
         lanes = self.dot_lanes
         if lanes <= 0 or op.results[0].type.element_type != i32:  # type: ignore[attr-defined]
             return False
-        if op.attr("data_layout") != "NCHW" or op.attr("kernel_layout") != "OIHW":
+        if not op.is_plain_nchw():
             return False
         x, w = op.operands
-        if op.attr("groups") != 1 or op.attr("out_layout") or op.attr("weight_lanes"):
-            return False
         if not (is_static(x.type) and is_static(w.type) and is_constant_like(w)):
             return False
         o, c, kh, kw = shape_of(w)

@@ -60,17 +60,6 @@ def _int8_source(v: SSAValue) -> SSAValue | None:
     return x if x.type.element_type == IntegerType(8) else None  # type: ignore[attr-defined]
 
 
-def _plain_conv(op: Conv2DOp) -> bool:
-    """An NCHW / OIHW conv without groups (the layouts alter-layout starts from)."""
-    return (
-        op.attr("groups") == 1
-        and op.attr("data_layout") == "NCHW"
-        and op.attr("kernel_layout") == "OIHW"
-        and not op.attr("out_layout")
-        and not op.attr("weight_lanes")
-    )
-
-
 @dataclass
 class IntegerProducts(RewritePattern):
     """cast<i32>(op(cast<fA>(xq), cast<fA>(wq))) with wq constant -> op(xu, wq) - comp, for
@@ -87,7 +76,7 @@ class IntegerProducts(RewritePattern):
             if product.attr("weight_lanes"):
                 return
             kind, reduced, shape_tail = "dense", [1], []
-        elif isinstance(product, Conv2DOp) and _plain_conv(product):
+        elif isinstance(product, Conv2DOp) and product.is_plain_nchw():
             kind, reduced, shape_tail = "conv2d", [1, 2, 3], [1, 1]
         else:
             return
@@ -109,10 +98,8 @@ class IntegerProducts(RewritePattern):
         i16 = add(CastOp.make(xq, to="int16"), "in_i16")
         offset = add(ConstantOp(np.array(ACTIVATION_OFFSET, np.int16)), "offset")
         xu = add(CastOp.make(add(AddOp.make(i16, offset), "in_offset"), to="uint8"), "in_u8")
-        if kind == "dense":
-            acc = add(DenseOp.make(xu, wq), "u8s8")
-        else:
-            acc = add(rebuild(product, [xu, wq], pad_value=ACTIVATION_OFFSET), "u8s8")
+        padding = {"pad_value": ACTIVATION_OFFSET} if kind == "conv2d" else {}
+        acc = add(rebuild(product, [xu, wq], **padding), "u8s8")
         w32 = add(CastOp.make(wq, to="int32"), "w_i32")
         wsum = add(ReduceSumOp.make(w32, axes=reduced), "wsum")
         if shape_tail:  # [O] -> [O, 1, 1]: broadcast along NCHW's channels

@@ -32,7 +32,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from nnvm.dialects.nnvm.base import NNVMOp, is_static, shape_of
+from nnvm.dialects.nnvm.base import NNVMOp, ShapeError, broadcast_shapes, is_static, shape_of
 from nnvm.dialects.nnvm.nn import BiasAddOp
 from nnvm.dialects.nnvm.reshape import ReshapeOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
@@ -133,7 +133,7 @@ class SinkReshape(RewritePattern):
             if axis is not None:  # the 1-D bias itself
                 operands.append(v)
             elif unit:
-                if len(c) > len(_core(a_shape)) or _broadcast(c, a_shape) != a_shape:
+                if len(c) > len(_core(a_shape)) or not _broadcasts_into(c, a_shape):
                     return None
                 operands.append(v)
             else:
@@ -174,21 +174,18 @@ class ComposeReshapes(RewritePattern):
             self.stats["composed"] += 1
 
 
-def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """numpy's broadcast of two shapes (None-free: the callers' shapes are static)."""
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb, strict=True):
-        if x != y and 1 not in (x, y):
-            return ()
-        out.append(max(x, y))
-    return tuple(out)
+def _broadcasts_into(c: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Does an operand of shape c broadcast against `shape` without growing it?"""
+    try:
+        return broadcast_shapes(c, shape) == shape
+    except ShapeError:
+        return False
 
 
 @dataclass(frozen=True)
 class SinkReshapesPass(ModulePass):
-    """Reshapes of leading unit dimensions sink below elementwise ops and compose away."""
+    """Reshapes sink below the elementwise ops that read them (see SinkReshape) and compose
+    away."""
 
     name = "sink-reshapes"
 

@@ -20,7 +20,7 @@ from nnvm.dialects.nnvm.base import (
     str_prop,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_float, is_integer
+from nnvm.dialects.nnvm.dtypes import is_byte, is_float
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
@@ -79,9 +79,20 @@ class Conv2DOp(NNVMOp):
         except ValueError as err:
             raise ShapeError(f"conv2d: {err}") from None
 
+    def is_plain_nchw(self) -> bool:
+        """Ungrouped, in the canonical layouts (NCHW data and result, an OIHW weight as it
+        is): the form alter-layout and the int8 rewrites start from."""
+        return (
+            self.attr("groups") == 1
+            and self.attr("data_layout") == "NCHW"
+            and self.attr("kernel_layout") == "OIHW"
+            and not self.attr("out_layout")
+            and not self.attr("weight_lanes")
+        )
+
     def _is_bytes(self, d: Attribute, w: Attribute) -> bool:
         """u8 or i8 data and int8 weight: an integer conv accumulating in int32."""
-        return is_integer(d) and d.width.data == 8 and w == IntegerType(8)  # type: ignore[attr-defined]
+        return is_byte(d) and w == IntegerType(8)
 
     def _kernel_shape(self, ws: Sequence[int]) -> tuple[int, ...]:
         """The weight's shape as kernel_layout describes it (a packed weight unpacked)."""

@@ -58,3 +58,8 @@ def is_bool(element_type: Attribute) -> bool:
 
 def is_integer(element_type: Attribute) -> bool:
     return isinstance(element_type, IntegerType) and not is_bool(element_type)
+
+
+def is_byte(element_type: Attribute) -> bool:
+    """int8 or uint8: the operands of byte dot products."""
+    return is_integer(element_type) and element_type.width.data == 8  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
@@ -23,7 +23,7 @@ from nnvm.dialects.nnvm.base import (
     normalize_axis,
     tensor,
 )
-from nnvm.dialects.nnvm.dtypes import is_bool, is_float, is_integer
+from nnvm.dialects.nnvm.dtypes import is_bool, is_byte, is_float
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
@@ -92,10 +92,6 @@ def unpack_dot_weight(packed: np.ndarray) -> np.ndarray:
     return packed.transpose(0, 2, 1, 3).reshape(nb * lanes, kb * q)
 
 
-def _is_byte(t: Attribute) -> bool:
-    return is_integer(t) and t.width.data == 8  # type: ignore[attr-defined]
-
-
 @irdl_op_definition
 class DenseOp(NNVMOp):
     """`nnvm.dense %x, %w`: x [..., K] times w [N, K] transposed -> [..., N] (no bias; a
@@ -128,7 +124,7 @@ class DenseOp(NNVMOp):
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         x, w = operand_types
-        bytes_ = _is_byte(x.element_type) and _is_byte(w.element_type)
+        bytes_ = is_byte(x.element_type) and is_byte(w.element_type)
         if not bytes_:
             _same_element_type("dense", operand_types)
         elif self.attr("weight_lanes") and w.element_type != IntegerType(8):
@@ -159,7 +155,7 @@ class DenseOp(NNVMOp):
         n, k = self._weight_shape(w.shape)
         shape = (*x.shape[:-1], n)
         axes = [f"i{d}" for d in range(len(shape) - 1)] + ["n"]
-        if _is_byte(x.dtype) and _is_byte(w.dtype):
+        if is_byte(x.dtype) and is_byte(w.dtype):
             acc = IntegerType(32)
 
             def product(*args: Expr) -> Expr:

@@ -17,7 +17,7 @@ from nnvm.dialects.te.schedule import (
     VectorizeOp,
 )
 from nnvm.targets.cpu.dot_bytes import NAME
-from nnvm.targets.cpu.schedules.matmul import tile_at_accumulators
+from nnvm.targets.cpu.schedules.matmul import row_tile, tile_at_accumulators
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
 DOT_ACCUMULATORS = 24
@@ -54,9 +54,7 @@ def dense_dot_bytes(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> No
     blocks = n // lanes
     widths = [v for v in (1, 2, 4) if blocks % v == 0]
     cols = s.knob("dense_dot.cols", widths, widths[-1])
-    rows = min(m, max(DOT_ACCUMULATORS // cols, 1))
-    tiles = -(-m // rows)  # a divisor of m that needs no more tiles, else a tail
-    rows = next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), rows)
+    rows = row_tile(m, max(DOT_ACCUMULATORS // cols, 1))
     rows = s.knob("dense_dot.rows", range(1, min(m, DOT_ACCUMULATORS) + 1), rows)
     nf = cols * lanes
     p = s.prims

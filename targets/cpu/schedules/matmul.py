@@ -72,12 +72,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     widths = [v * vec for v in (1, 2, 4) if v * vec < n and v <= budget]
     nf = s.knob("matmul.cols", [*widths, *([n] if n <= 4 * vec else [])], nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
-    # a divisor of m that needs no more tiles than full-height ones would, else full-height
-    # tiles and a tail (a full tile runs unguarded): 196 rows take 6-row tiles and a tail of
-    # 4, not 49 tiles of 4; 8 rows take two tiles of 4
-    tiles = -(-m // rows)
-    mf = next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), min(m, rows))
-    mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), mf)
+    mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), row_tile(m, rows))
     depth = math.prod(anchor.reduce_shape)
     elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
@@ -138,6 +133,15 @@ def _k_blocked(
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
     _prefetch_weights(s, anchor, a, f"{r}.i", nf)
+
+
+def row_tile(m: int, rows: int) -> int:
+    """Rows of a register tile over m rows, at most `rows`: a divisor of m that needs no more
+    tiles than full-height ones would, else full-height tiles and a tail (a full tile runs
+    unguarded): 196 rows take 6-row tiles and a tail of 4, not 49 tiles of 4; 8 rows take two
+    tiles of 4."""
+    tiles = -(-m // rows)
+    return next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), min(m, rows))
 
 
 def tile_at_accumulators(
