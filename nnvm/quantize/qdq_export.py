@@ -42,7 +42,7 @@ def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
     return out
 
 
-KINDS = {"conv2d": ("Conv",), "dense": ("MatMul", "Gemm"), "matmul": ("MatMul", "Gemm")}
+ANCHOR_NODES = {"conv2d": ("Conv",), "dense": ("MatMul", "Gemm"), "matmul": ("MatMul", "Gemm")}
 """The ONNX nodes an anchor of each kind comes from."""
 
 
@@ -52,12 +52,13 @@ def _matched(model: onnx.ModelProto, anchors: list[Anchor]) -> list[tuple[int, A
     shapes = _shapes(model)
     inits = {t.name for t in model.graph.initializer}
     pairs = []
-    for kind, ops in (("conv2d", ("Conv",)), ("dense", ("MatMul", "Gemm"))):
-        mine = [a for a in anchors if KINDS[a.key.split(":")[0]][0] in ops]
+    for ops in dict.fromkeys(ANCHOR_NODES.values()):
+        kinds = "/".join(k for k, v in ANCHOR_NODES.items() if v == ops)
+        mine = [a for a in anchors if ANCHOR_NODES[a.key.split(":")[0]] == ops]
         where = [i for i, n in enumerate(model.graph.node) if n.op_type in ops]
         if len(where) != len(mine):
             raise UserError(
-                f"QDQ export: {len(mine)} quantized {kind} anchors but {len(where)} ONNX "
+                f"QDQ export: {len(mine)} quantized {kinds} anchors but {len(where)} ONNX "
                 f"{'/'.join(ops)} nodes"
             )
         for i, a in zip(where, mine, strict=True):
@@ -129,6 +130,17 @@ def qdq_model(
         before.append(helper.make_node("DequantizeLinear", [f"{tag}.q", s, zero], [f"{tag}.dq"]))
         return f"{tag}.dq"
 
+    def per_channel(
+        values: np.ndarray, scales: np.ndarray, name: str, axis: int, before: list
+    ) -> str:
+        """An integer initializer dequantized per channel along `axis` (zero points 0)."""
+        q, s, z = f"qdq.{name}", f"qdq.{name}_scale", f"qdq.{name}_zero"
+        inits.append(numpy_helper.from_array(values, q))
+        inits.append(numpy_helper.from_array(scales.astype(np.float32), s))
+        inits.append(numpy_helper.from_array(np.zeros(len(scales), values.dtype), z))
+        before.append(helper.make_node("DequantizeLinear", [q, s, z], [f"{name}.dq"], axis=axis))
+        return f"{name}.dq"
+
     renames: dict[str, str] = {}
     dropped: set[int] = set()
     for i, a in pairs:
@@ -144,41 +156,20 @@ def qdq_model(
         if a.weight is not None:
             w = constant_value(a.weight, store)  # dense: [N, K]; conv2d: [O, I, KH, KW]
             ws = rq.weight_scales(w, a.weight_axis, False)
-            wq = rq.quantize_weight(w, ws, a.weight_axis)
-            axis = 1 if node.op_type == "MatMul" else 0
+            wq, axis = rq.quantize_weight(w, ws, a.weight_axis), 0
             if node.op_type == "MatMul" or (
                 node.op_type == "Gemm"
                 and not any(at.name == "transB" and at.i for at in node.attribute)
             ):
                 wq, axis = np.ascontiguousarray(wq.T), 1  # [K, N]
-            wname, sname = f"qdq.{tag}.weight", f"qdq.{tag}.weight_scale"
-            inits.append(numpy_helper.from_array(wq, wname))
-            inits.append(numpy_helper.from_array(ws.astype(np.float32), sname))
-            zeros = f"qdq.{tag}.weight_zero"
-            inits.append(numpy_helper.from_array(np.zeros(len(ws), np.int8), zeros))
-            pre.append(
-                helper.make_node(
-                    "DequantizeLinear", [wname, sname, zeros], [f"{tag}.w.dq"], axis=axis
-                )
-            )
-            ins.append(f"{tag}.w.dq")
+            ins.append(per_channel(wq, ws, f"{tag}.weight", axis, pre))
             if a.bias is not None:  # int32 in accumulator units, as quantize-int8 adds it
+                if node.op_type == "MatMul":
+                    raise UserError(f"QDQ export: {a.key} has a folded bias (MatMul has none)")
                 b = constant_value(a.bias, store).astype(np.float64).reshape(-1)
                 b = np.broadcast_to(b, ws.shape) if b.size == 1 else b
                 bq = rq.quantize_bias(b, scales[0], ws)
-                bname, bscale = f"qdq.{tag}.bias", f"qdq.{tag}.bias_scale"
-                inits.append(numpy_helper.from_array(bq, bname))
-                inits.append(numpy_helper.from_array((scales[0] * ws).astype(np.float32), bscale))
-                bzero = f"qdq.{tag}.bias_zero"
-                inits.append(numpy_helper.from_array(np.zeros(len(ws), np.int32), bzero))
-                pre.append(
-                    helper.make_node(
-                        "DequantizeLinear", [bname, bscale, bzero], [f"{tag}.b.dq"], axis=0
-                    )
-                )
-                if node.op_type == "MatMul":
-                    raise UserError(f"QDQ export: {a.key} has a folded bias (MatMul has none)")
-                ins.append(f"{tag}.b.dq")
+                ins.append(per_channel(bq, scales[0] * ws, f"{tag}.bias", 0, pre))
         elif a.bias is not None:
             raise UserError(f"QDQ export: {a.key} has a bias but no constant weight")
         y = node.output[0]
