@@ -97,9 +97,9 @@ def apply_cache_read(state: ScheduleState, prim: CacheReadOp) -> None:
                     op.operands[0] = copy.result
                 else:
                     _read_panel(op, copy.result, *panel)
-    state.insert_stage(
-        state.compute_stage(new_name, copy), before=state.by_value[first_reader.result]
-    )
+    new_stage = state.compute_stage(new_name, copy)
+    new_stage.scope = prim.scope_name
+    state.insert_stage(new_stage, before=state.by_value[first_reader.result])
 
 
 def _before(a: Operation, b: Operation) -> bool:

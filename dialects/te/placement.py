@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nnvm.dialects.te.ops import ComputeOp
-from nnvm.dialects.te.schedule import ComputeAtOp, ComputeInlineOp, ComputeRootOp
+from nnvm.dialects.te.schedule import (
+    ComputeAtOp,
+    ComputeInlineOp,
+    ComputeRootOp,
+    DoubleBufferOp,
+    SetScopeOp,
+)
 from nnvm.dialects.te.stage_tree import Stage
 from nnvm.support.diagnostics import DiagnosticError
 
@@ -51,6 +57,36 @@ def apply_compute_root(state: ScheduleState, prim: ComputeRootOp) -> None:
     stage = state.stage(prim, prim.stage_name)
     stage.attach, stage.attach_stage, stage.attach_var = "root", None, None
     stage.attached_by = prim
+
+
+def apply_set_scope(state: ScheduleState, prim: SetScopeOp) -> None:
+    stage = state.stage(prim, prim.stage_name)
+    stage.scope = prim.scope_name
+
+
+def apply_double_buffer(state: ScheduleState, prim: DoubleBufferOp) -> None:
+    stage = state.stage(prim, prim.stage_name)
+    stage.double_buffer = prim
+
+
+def check_double_buffer(stage: Stage) -> None:
+    """A double-buffered stage is an on-chip copy computed at a loop (the buffers alternate
+    between that loop's iterations)."""
+    prim = stage.double_buffer
+    if prim is None:
+        return
+    if stage.scope in (None, "global"):
+        raise DiagnosticError(
+            prim,
+            f"te.double_buffer: '{stage.name}' is not in an on-chip memory scope (give it one "
+            "with te.set_scope or te.cache_read ... scope)",
+        )
+    if stage.attach != "at":
+        raise DiagnosticError(
+            prim,
+            f"te.double_buffer: '{stage.name}' is not computed at a loop (te.compute_at); "
+            "its buffers alternate between that loop's iterations",
+        )
 
 
 def check_attach(state: ScheduleState, stage: Stage) -> None:
@@ -113,4 +149,6 @@ HANDLERS = {
     ComputeAtOp: apply_compute_at,
     ComputeInlineOp: apply_compute_inline,
     ComputeRootOp: apply_compute_root,
+    SetScopeOp: apply_set_scope,
+    DoubleBufferOp: apply_double_buffer,
 }

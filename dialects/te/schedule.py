@@ -505,6 +505,46 @@ class ComputeRootOp(_StagePrimitive):
     name = "te.compute_root"
 
 
+@irdl_op_definition
+class SetScopeOp(Primitive):
+    """`te.set_scope "S" "acc"`: S's buffer lives in one of the target's memory scopes (an
+    accelerator's on-chip buffer), as TVM's `s[S].set_scope`; a target without that scope
+    rejects it (Target.check_schedule)."""
+
+    name = "te.set_scope"
+    scope = prop_def(StringAttr)
+
+    @staticmethod
+    def make(stage: str, scope: str) -> SetScopeOp:
+        return SetScopeOp.create(properties={"stage": StringAttr(stage), "scope": StringAttr(scope)})
+
+    @property
+    def scope_name(self) -> str:
+        return self.scope.data
+
+    def print(self, printer: Printer) -> None:
+        self._print_stage(printer)
+        printer.print_string(" ")
+        printer.print_string_literal(self.scope.data)
+        self._finish_print(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IRDLOperation:
+        stage = parser.parse_str_literal(" (a stage name)")
+        scope = parser.parse_str_literal(" (a memory scope)")
+        return cls._finish_parse(parser, {"stage": StringAttr(stage), "scope": StringAttr(scope)})
+
+
+@irdl_op_definition
+class DoubleBufferOp(_StagePrimitive):
+    """`te.double_buffer "S"`: S (in an on-chip scope, computed at a loop) gets two buffers
+    that alternate between the loop's iterations, so iteration k+1's copy can be filled while
+    iteration k's is read (TVM's `s[S].double_buffer()`; on the accelerator, its two virtual
+    threads)."""
+
+    name = "te.double_buffer"
+
+
 # ----------------------------------------------------------------------------------------------
 # New stages: cache_write, cache_read, rfactor
 # ----------------------------------------------------------------------------------------------
@@ -727,6 +767,8 @@ SCHEDULE_OPS = [
     ComputeAtOp,
     ComputeInlineOp,
     ComputeRootOp,
+    SetScopeOp,
+    DoubleBufferOp,
     CacheWriteOp,
     CacheReadOp,
     RFactorOp,

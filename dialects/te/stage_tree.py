@@ -86,6 +86,11 @@ class Stage:
     attached_by: Operation | None = None
     is_output: bool = False
     arg_index: int | None = None
+    scope: str | None = None
+    """The memory scope of the stage's buffer (te.set_scope, te.cache_read ... scope); None:
+    the target's default."""
+    double_buffer: Operation | None = None
+    """The te.double_buffer that gave the stage two alternating buffers, if any."""
 
     @property
     def compute(self) -> ComputeOp | None:

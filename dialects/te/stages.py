@@ -11,7 +11,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te import annotations, cache_stages, loop_primitives, placement, rfactor
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp
-from nnvm.dialects.te.placement import check_attach
+from nnvm.dialects.te.placement import check_attach, check_double_buffer
 from nnvm.dialects.te.schedule import Primitive, ScheduleOp
 from nnvm.dialects.te.stage_tree import IterVar, Stage, placeholder_name
 from nnvm.support.diagnostics import DiagnosticError
@@ -192,6 +192,7 @@ class ScheduleState:
                 )
             if stage.attach == "at":
                 check_attach(self, stage)
+            check_double_buffer(stage)
 
 
 HANDLERS: dict[type[Primitive], Callable[[ScheduleState, Primitive], None]] = {

@@ -136,17 +136,18 @@ class Target(ABC):
     def check_schedule(self, state: Any) -> None:
         """Reject schedules this target cannot lower (a DiagnosticError at the primitive):
         te.bind / te.tensorize where the capabilities do not allow them, a cache_read into a
-        memory scope the target does not declare (the CPU has only 'global')."""
+        memory scope (te.set_scope) the target does not declare (the CPU has only 'global')."""
         from nnvm.support.diagnostics import DiagnosticError
 
         scopes = self.capabilities.memory_scopes
         for sched in state.schedule_ops:
             for prim in sched.primitives:
-                scope = getattr(prim, "scope_name", None)  # te.cache_read's (support is below te)
-                if prim.name == "te.cache_read" and scope not in (None, *scopes):
+                # te.cache_read's and te.set_scope's (support is below te)
+                scope = getattr(prim, "scope_name", None)
+                if scope not in (None, *scopes):
                     raise DiagnosticError(
                         prim,
-                        f"te.cache_read: target '{self.kind}' has no memory scope "
+                        f"{prim.name}: target '{self.kind}' has no memory scope "
                         f"'{scope}' (it has {', '.join(scopes)})",
                     )
         for stage in state.stages:
