@@ -516,7 +516,9 @@ class SetScopeOp(Primitive):
 
     @staticmethod
     def make(stage: str, scope: str) -> SetScopeOp:
-        return SetScopeOp.create(properties={"stage": StringAttr(stage), "scope": StringAttr(scope)})
+        return SetScopeOp.create(
+            properties={"stage": StringAttr(stage), "scope": StringAttr(scope)}
+        )
 
     @property
     def scope_name(self) -> str:

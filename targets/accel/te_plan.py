@@ -34,9 +34,7 @@ def finish_plan(
 ) -> LayerPlan:
     """The program in the layer's DRAM image, with its uop LOAD, FINISH and tokens."""
     regions, size = layer_regions(cfg, layer, len(program.uops))
-    bases = {
-        name: r.offset // cfg.entry_bytes(REGION_BUFFER[name]) for name, r in regions.items()
-    }
+    bases = {name: r.offset // cfg.entry_bytes(REGION_BUFFER[name]) for name, r in regions.items()}
     insns = [uop_load(program.uops, bases["uop"]), *program.relocated(bases), FinishInsn()]
     insns = insert_tokens(insns, program.uops)
     return LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)

@@ -85,7 +85,9 @@ def _overlap(a: Ranges, b: Ranges, buffers: tuple[str, ...]) -> bool:
 
 def insert_tokens(insns: list[Insn], uops: list[Uop]) -> list[Insn]:
     """The stream with every dependency flag recomputed (existing ones are dropped)."""
-    flags = [dict.fromkeys(("pop_prev", "pop_next", "push_prev", "push_next"), False) for _ in insns]
+    flags = [
+        dict.fromkeys(("pop_prev", "pop_next", "push_prev", "push_next"), False) for _ in insns
+    ]
     module = [module_of(i) for i in insns]
     acc = [accesses(i, uops) for i in insns]
 
