@@ -1,4 +1,5 @@
-// accel-lower-layers alone: an accel.conv2d becomes an accel.layer holding its program (micro-ops,
+// accel-lower-layers alone: an accel.conv2d becomes an accel.layer holding its program (its te
+// kernel and default schedule lowered by lower-te-to-accel: micro-ops,
 // DMA loads into the on-chip buffers, GEMM block instructions, the requantizing ALU sequence with
 // per-channel shifts, stores, dependency tokens) and its DRAM image layout; with one virtual
 // thread no load overlaps compute. Layers the accelerator's loops cannot express are located errors.
@@ -20,7 +21,7 @@
 // CHECK-NEXT:     accel.gemm {uops = array<i64:
 // CHECK:          accel.alu {{{.*}}op = "add"
 // per-channel shifts: the source is the loaded shift entries, not an immediate
-// CHECK-NEXT:     accel.alu {{{.*}}op = "shr", {{.*}}src = array<i64: 2, 0>}
+// CHECK-NEXT:     accel.alu {{{.*}}op = "shr", dst = array<i64: {{[0-9, ]+}}>, src = array<i64: {{[0-9, ]+}}>}{{$}}
 // CHECK-NEXT:     accel.alu {{{.*}}op = "max", {{.*}}imm = -128
 // CHECK-NEXT:     accel.alu {{{.*}}op = "min", {{.*}}imm = 127
 // CHECK-NEXT:     accel.token_push {queue = "compute->store"}

@@ -9,6 +9,7 @@ and tile t store while tile t+1 computes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,10 +229,14 @@ def conv2d_program(
     virtual_threads: int = 1,
     tiling: Tiling | None = None,
     round_half_up: bool = False,
+    planner: Callable[..., LayerPlan] | None = None,
 ) -> LayerProgram:
     """The program computing clip((conv2d(x, w) + bias) >> shift) on the accelerator, with its
     image; `shift` is one amount or one per output channel, and `round_half_up` adds
-    2^(shift-1) first (folded into the bias): nnvm.quantize's shift requantizer."""
+    2^(shift-1) first (folded into the bias): nnvm.quantize's shift requantizer. `planner`
+    makes the program from shapes: te_plan.plan_layer_te (the default: the layer's te
+    schedule, lowered) or plan_layer (the hand-written generator the te path is checked
+    against)."""
     check_layer(layer)
     shifts = np.broadcast_to(np.asarray(shift), (layer.out_channels,))
     if shifts.dtype.kind not in "iu" or shifts.min() < 0 or shifts.max() > 31:
@@ -245,7 +250,9 @@ def conv2d_program(
     ):
         raise UserError(f"{layer}: data {x.shape} / weights {w.shape} do not match the layer")
     per_channel = len(np.unique(shifts)) > 1
-    plan = plan_layer(
+    if planner is None:
+        from nnvm.targets.accel.te_plan import plan_layer_te as planner  # it builds on this file
+    plan = planner(
         cfg, layer, relu, virtual_threads, None if per_channel else int(shifts[0]), tiling
     )
     bias = np.zeros(layer.out_channels, np.int32) if bias is None else bias

@@ -1,6 +1,7 @@
 """accel-lower-layers: each graph-level `accel.conv2d` / `accel.dense` becomes an `accel.layer`
-holding its program (conv2d_program.plan_layer: tiles chosen for the buffers, micro-ops,
-instructions with their dependency tokens) and the DRAM image layout the runtime packs the
+holding its program (te_plan.plan_layer_te: the layer's te kernel, its default schedule for
+the tiles chosen for the buffers, lowered to micro-ops and instructions with their dependency
+tokens) and the DRAM image layout the runtime packs the
 operands into. Shifts are read per output channel from the image (they are params, known only
 when the model runs). A layer that does not fit is a located error naming the buffer and sizes."""
 
@@ -17,11 +18,12 @@ from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.support.pass_statistics import record_statistic
 from nnvm.targets.accel.config import AccelConfig
-from nnvm.targets.accel.conv2d_program import LayerPlan, plan_layer, recorded_regions
+from nnvm.targets.accel.conv2d_program import LayerPlan, recorded_regions
 from nnvm.targets.accel.dialect import LayerOp, ProgramOp, i64_array
 from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp, layer_of
 from nnvm.targets.accel.pass_options import AccelPass
 from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
+from nnvm.targets.accel.te_plan import plan_layer_te
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
 
 
@@ -75,7 +77,7 @@ class AccelLowerLayers(AccelPass):
             if isinstance(geometry_or_why, str):
                 raise DiagnosticError(layer, f"{layer.name}: {geometry_or_why}")
             try:
-                plan = plan_layer(cfg, geometry_or_why, False, self.virtual_threads)
+                plan = plan_layer_te(cfg, geometry_or_why, False, self.virtual_threads)
             except UserError as err:
                 raise DiagnosticError(layer, f"{layer.name}: {err.message}") from None
             new = layer_op(layer, plan)

@@ -107,14 +107,16 @@ class Program:
     buffers: dict[str, dict[str, tuple[int, int, int]]] = field(default_factory=dict)
     """scope -> stage -> (first entry, entries per buffer, buffers)."""
 
-    def relocated(self, bases: dict[str, int]) -> list[Insn]:
-        """The instructions with each DMA's DRAM address moved to its region's base (in entries
-        of the instruction's buffer)."""
+    def relocated(self, cfg: AccelConfig, offsets: dict[str, int]) -> list[Insn]:
+        """The instructions with each DMA's DRAM address moved to its region, at `offsets`
+        (bytes; each a multiple of the entry size of the buffers that address it)."""
         out = list(self.insns)
         for k, region in self.relocs.items():
             insn = out[k]
             assert isinstance(insn, MemInsn)
-            out[k] = replace(insn, dram_base=insn.dram_base + bases[region])
+            entry = cfg.entry_bytes(insn.buffer.name.lower())
+            assert offsets[region] % entry == 0, (region, offsets[region], entry)
+            out[k] = replace(insn, dram_base=insn.dram_base + offsets[region] // entry)
         return out
 
 
@@ -320,10 +322,12 @@ class AccelLowering:
                 "(te.set_scope or te.cache_read ... scope 'inp' | 'wgt' | 'acc')",
             )
         self._check_entry(stage, lo, ext, scope)
-        inst = self._instance(stage, lo, ext)
-        self.live[stage.name] = inst
         compute = stage.compute
         assert compute is not None
+        if compute.reduce_kind is None and scope == "acc":
+            self._widen(stage, lo, ext, scope)
+        inst = self._instance(stage, lo, ext)
+        self.live[stage.name] = inst
         if compute.reduce_kind is None:
             self._load(stage, inst, scope)
             return
@@ -341,6 +345,37 @@ class AccelLowering:
                 f"lower-te-to-accel: '{stage.name}' in scope '{scope}' holds a region "
                 f"{ext} whose last two dimensions are not one {scope} entry {list(want)}",
             )
+
+    def _widen(self, stage: Stage, lo: list[int], ext: list[int], scope: str) -> None:
+        """Copy one dimension whole where the DMA then moves fewer rows for less time (rows
+        cost a latency each): the bias rows of a (bias, shift) table as one run of both, not
+        one row each. At most doubles the copy; only for acc tables (tiling.py budgets two
+        entries per output block for them; inp and wgt tiles fill their buffers)."""
+        shape = list(stage.shape[:-2])
+
+        def cost(e: list[int]) -> float:
+            strides = _row_major(shape)
+            sram = _row_major(e)
+            dims = _merge(
+                [_Dim(x, a, b, 0, 0, 0) for x, a, b in zip(e, strides, sram, strict=True)]
+            )
+            rows = math.prod(d.ext for d in dims[:-1])
+            entries = math.prod(e)
+            return (
+                rows * self.cfg.dma_row_latency
+                + entries * self.cfg.entry_bytes(scope) / self.cfg.dma_bytes_per_cycle
+            )
+
+        best, choice = cost(ext[:-2]), None
+        for d in range(len(shape)):
+            if ext[d] == shape[d] or shape[d] > 2 * ext[d]:
+                continue
+            wide = [*ext[:d], shape[d], *ext[d + 1 : -2]]
+            c = cost(wide)
+            if c < best:
+                best, choice = c, d
+        if choice is not None:
+            lo[choice], ext[choice] = 0, shape[choice]
 
     def _instance(self, stage: Stage, lo: list[int], ext: list[int]) -> Instance:
         n = self.counts.get(stage.name, 0)
@@ -544,7 +579,7 @@ class AccelLowering:
         want = [(e, False) for e in intrinsic.spatial] + [(e, True) for e in intrinsic.reduce]
         try:
             if have != want:
-                raise NoMatch(f"the loops are {have}, the intrinsic's {want}")
+                raise NoMatch(f"the loops are {_show(have)}, the intrinsic's {_show(want)}")
             match_structure(intrinsic.pattern, compute)
         except NoMatch as err:
             raise DiagnosticError(
@@ -857,6 +892,10 @@ def _merge_loops(spec: list[tuple[int, dict[str, int]]]) -> list[tuple[int, dict
             out[k : k + 2] = [(ea * eb, cb)]
         k -= 1
     return out
+
+
+def _show(axes: list[tuple[int, bool]]) -> str:
+    return " x ".join(f"{e}{' (reduction)' if r else ''}" for e, r in axes)
 
 
 def _row_major(shape: list[int]) -> list[int]:

@@ -1,6 +1,7 @@
 """The accel package's registration, through the same entry point an out-of-tree plugin uses
-(`nnvm.plugins` in pyproject.toml): its dialect (nnvm-opt parses and prints accel IR), its two
-passes (accel-partition, accel-lower-layers) and its target (`build(..., devices=["accel"])`)."""
+(`nnvm.plugins` in pyproject.toml): its dialect (nnvm-opt parses and prints accel IR), its
+passes (accel-partition, accel-lower-layers, lower-te-to-accel, accel-insert-tokens) and its
+target (`build(..., devices=["accel"])`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,18 @@ def _lower_layers():
     return AccelLowerLayers
 
 
+def _lower_te():
+    from nnvm.targets.accel.te_plan import LowerTEToAccel
+
+    return LowerTEToAccel
+
+
+def _insert_tokens():
+    from nnvm.targets.accel.tokens import AccelInsertTokens
+
+    return AccelInsertTokens
+
+
 def _target():
     from nnvm.targets.accel.target import AccelTarget
 
@@ -34,6 +47,11 @@ def _target():
 PLUGIN = Plugin(
     api_version=PLUGIN_API_VERSION,
     dialects={"accel": _dialect},
-    passes={"accel-partition": _partition, "accel-lower-layers": _lower_layers},
+    passes={
+        "accel-partition": _partition,
+        "accel-lower-layers": _lower_layers,
+        "lower-te-to-accel": _lower_te,
+        "accel-insert-tokens": _insert_tokens,
+    },
     targets={"accel": _target},
 )

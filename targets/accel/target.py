@@ -62,9 +62,14 @@ class AccelTarget(Target):
     def accel_config(self) -> AccelConfig:
         return config_at(self.config)
 
+    def tensor_intrinsics(self) -> dict[str, Any]:
+        from nnvm.targets.accel.te_layer import gemm_intrinsic
+
+        return {"gemm": gemm_intrinsic(self.accel_config())}
+
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities("accel", memory_scopes=SCOPES)
+        return Capabilities("accel", tensorize=True, memory_scopes=SCOPES)
 
     @property
     def description(self) -> str:

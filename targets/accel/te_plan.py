@@ -2,42 +2,57 @@
 lower_te.py, placed in the layer's DRAM image (conv2d_program.layer_regions), with the micro-op
 LOAD first, FINISH last and the dependency tokens from tokens.py. `plan_layer_te` is what
 accel-lower-layers runs; conv2d_program.plan_layer, the hand-written generator it replaced,
-stays as the reference the tests compare it with."""
+stays as the reference the tests compare it with.
+
+`lower-te-to-accel` is the same lowering as a pass, for any te kernel of this form (a function
+of te ops with its te.schedule): the function becomes an `accel.program` (without tokens:
+accel-insert-tokens adds them) whose DRAM image is the uop table, then each argument, then the
+result, each page-aligned, recorded in its `dram` attribute (byte offsets, then the size)."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.rewriter import Rewriter
+
+from nnvm.dialects.te.analysis import is_te_kernel
+from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
+from nnvm.support.pass_statistics import record_statistic
 from nnvm.targets.accel.config import AccelConfig
 from nnvm.targets.accel.conv2d_program import LayerPlan, check_layer, layer_regions
+from nnvm.targets.accel.dialect import ProgramOp, i64_array
 from nnvm.targets.accel.isa import FinishInsn
 from nnvm.targets.accel.lower_te import AccelLowering, Program
+from nnvm.targets.accel.pass_options import AccelPass
+from nnvm.targets.accel.program_ir import program_to_ir
+from nnvm.targets.accel.target import AccelTarget
 from nnvm.targets.accel.te_layer import gemm_intrinsic, scheduled_kernel
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling
 from nnvm.targets.accel.tokens import insert_tokens, uop_load
 
-ARGUMENT_REGIONS = {"arg0": "inp", "arg1": "wgt", "arg2": "requant", "out": "out"}
-"""The kernel's tensors -> the DRAM image's regions."""
-
-REGION_BUFFER = {"uop": "uop", "inp": "inp", "wgt": "wgt", "requant": "acc", "out": "out"}
-"""The buffer whose entries address each region."""
+PAGE = 4096
+LAYER_REGIONS = {"arg0": "inp", "arg1": "wgt", "arg2": "requant", "out": "out"}
+"""The layer kernel's tensors -> the layer image's regions."""
 
 
-def lower_state(cfg: AccelConfig, state: ScheduleState) -> Program:
-    """The instructions of a scheduled layer kernel (its schedule applied)."""
-    return AccelLowering(cfg, state, {"gemm": gemm_intrinsic(cfg)}, ARGUMENT_REGIONS).lower()
+def lower_state(cfg: AccelConfig, state: ScheduleState, regions: dict[str, str]) -> Program:
+    """The instructions of a scheduled kernel (its schedule applied; scopes and tensorize
+    checked as the target allows them)."""
+    AccelTarget().check_schedule(state)
+    return AccelLowering(cfg, state, {"gemm": gemm_intrinsic(cfg)}, regions).lower()
 
 
-def finish_plan(
-    cfg: AccelConfig, layer: Conv2dLayer, tiling: Tiling, vt: int, program: Program
-) -> LayerPlan:
-    """The program in the layer's DRAM image, with its uop LOAD, FINISH and tokens."""
-    regions, size = layer_regions(cfg, layer, len(program.uops))
-    bases = {name: r.offset // cfg.entry_bytes(REGION_BUFFER[name]) for name, r in regions.items()}
-    insns = [uop_load(program.uops, bases["uop"]), *program.relocated(bases), FinishInsn()]
-    insns = insert_tokens(insns, program.uops)
-    return LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)
+def stream(cfg: AccelConfig, program: Program, offsets: dict[str, int]) -> list:
+    """The whole stream: the uop LOAD, the program placed at `offsets`, FINISH."""
+    uop_base = offsets["uop"] // cfg.entry_bytes("uop")
+    return [uop_load(program.uops, uop_base), *program.relocated(cfg, offsets), FinishInsn()]
 
 
 def plan_layer_te(
@@ -58,7 +73,56 @@ def plan_layer_te(
     try:
         state = ScheduleState(fn)
         state.apply_all()
-        program = lower_state(cfg, state)
+        program = lower_state(cfg, state, LAYER_REGIONS)
     except DiagnosticError as err:
         raise UserError(f"{layer}: {err.message}") from None
-    return finish_plan(cfg, layer, t, virtual_threads, program)
+    regions, size = layer_regions(cfg, layer, len(program.uops))
+    offsets = {name: r.offset for name, r in regions.items()}
+    insns = insert_tokens(stream(cfg, program, offsets), program.uops)
+    return LayerPlan(cfg, layer, t, virtual_threads, insns, program.uops, regions, size)
+
+
+def kernel_image(fn: func.FuncOp, n_uops: int) -> tuple[dict[str, int], int]:
+    """Byte offsets of a kernel's DRAM image (uop table, arguments, result; page-aligned) and
+    its size."""
+    types = [*fn.function_type.inputs.data, *fn.function_type.outputs.data]
+    names = ["uop", *(f"arg{k}" for k in range(len(fn.function_type.inputs))), "result"]
+    sizes = [4 * n_uops]
+    for t in types:
+        assert isinstance(t, TensorType)
+        sizes.append(math.prod(t.get_shape()) * max(element_bits(t.element_type) // 8, 1))
+    offsets, at = {}, 0
+    for name, n in zip(names, sizes, strict=True):
+        offsets[name] = at
+        at += -(-n // PAGE) * PAGE
+    return offsets, at
+
+
+@dataclass(frozen=True)
+class LowerTEToAccel(AccelPass):
+    """Each te kernel (a function of te ops with its te.schedule) -> an accel.program."""
+
+    name = "lower-te-to-accel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        cfg = self.accel_config()
+        count = 0
+        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp) and is_te_kernel(f)]:
+            state = ScheduleState(fn)
+            state.apply_all()
+            outputs = [s for s in state.stages if s.is_output]
+            if len(outputs) != 1:
+                raise DiagnosticError(fn, "lower-te-to-accel: a kernel has one result")
+            regions = {f"arg{k}": f"arg{k}" for k in range(len(fn.args))}
+            regions[outputs[0].name] = "result"
+            program = lower_state(cfg, state, regions)
+            offsets, size = kernel_image(fn, len(program.uops))
+            (new,) = program_to_ir(stream(cfg, program, offsets), program.uops).ops
+            assert isinstance(new, ProgramOp)
+            new.detach()
+            new.attributes["kernel"] = fn.sym_name
+            new.attributes["dram"] = i64_array([*offsets.values(), size])
+            new.location = fn.location
+            Rewriter.replace_op(fn, new)
+            count += 1
+        record_statistic(op, self.name, "kernels", count, "te kernels lowered to accel programs")

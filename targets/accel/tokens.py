@@ -22,8 +22,15 @@ dependence that is not there, never miss one."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.errors import UserError
+from nnvm.targets.accel.dialect import ProgramOp
 from nnvm.targets.accel.isa import AluInsn, Buffer, FinishInsn, GemmInsn, Insn, MemInsn, Uop
 from nnvm.targets.accel.simulator import module_of
 
@@ -140,3 +147,25 @@ def uop_load(uops: list[Uop], dram_base: int) -> MemInsn:
         x_size=len(uops),
         x_stride=len(uops),
     )
+
+
+@dataclass(frozen=True)
+class AccelInsertTokens(ModulePass):
+    """Every accel.program's dependency tokens, recomputed from what its instructions touch."""
+
+    name = "accel-insert-tokens"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
+
+        for program in [p for p in op.walk() if isinstance(p, ProgramOp)]:
+            try:
+                insns, uops = ir_to_program(program)  # type: ignore[arg-type]
+            except UserError as err:
+                raise DiagnosticError(program, f"accel-insert-tokens: {err.message}") from None
+            (new,) = program_to_ir(insert_tokens(insns, uops), uops).ops
+            body = new.regions[0]
+            new.detach()
+            old = program.body
+            program.body.detach_block(old.block).erase()
+            program.body.add_block(body.detach_block(body.block))
