@@ -392,3 +392,31 @@ func.func @k(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
   }
   func.return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A memory scope the CPU does not have (an accelerator's buffer).
+func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
+  %D = te.compute "D" [i, j] = max(%C[i, j], 0.0) : (tensor<5x9xf32>) -> tensor<5x9xf32>
+  te.schedule {
+    // expected-error @+1 {{te.set_scope: target 'llvm' has no memory scope 'acc' (it has global)}}
+    te.set_scope "C" "acc"
+    te.compute_at "C" at "D" i
+  }
+  func.return %D : tensor<5x9xf32>
+}
+
+// -----
+
+// Double buffering needs an on-chip scope.
+func.func @k(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
+  %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
+  %D = te.compute "D" [i, j] = max(%C[i, j], 0.0) : (tensor<5x9xf32>) -> tensor<5x9xf32>
+  te.schedule {
+    te.compute_at "C" at "D" i
+    // expected-error @+1 {{te.double_buffer: 'C' is not in an on-chip memory scope (give it one with te.set_scope or te.cache_read ... scope)}}
+    te.double_buffer "C"
+  }
+  func.return %D : tensor<5x9xf32>
+}

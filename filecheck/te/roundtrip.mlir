@@ -63,6 +63,8 @@ func.func @formulas(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %n: tensor<8xi32>) -
 // CHECK-NEXT:   te.rfactor "C" k -> "C.rf"
 // CHECK-NEXT:   te.bind "D" f to "blockIdx.x"
 // CHECK-NEXT:   te.tensorize "D" ji with "vta.gemm"
+// CHECK-NEXT:   te.set_scope "C" "acc"
+// CHECK-NEXT:   te.double_buffer "A.local"
 // CHECK-NEXT: }
 func.func @schedule(%x: tensor<2xf32>) -> tensor<2xf32> {
   %t = te.constant dense<[1.0, 2.0]> : tensor<2xf32>
@@ -85,6 +87,8 @@ func.func @schedule(%x: tensor<2xf32>) -> tensor<2xf32> {
     te.rfactor "C" k
     te.bind "D" f to "blockIdx.x"
     te.tensorize "D" ji with "vta.gemm"
+    te.set_scope "C" "acc"
+    te.double_buffer "A.local"
   }
   func.return %y : tensor<2xf32>
 }
