@@ -13,7 +13,9 @@ primitive that makes new axes or stages names them explicitly, so a schedule is 
 diffable and can be written by hand or by a tuner. The primitives are applied in order by
 `lower-te-to-loops` (semantics and diagnostics: stages.py). `bind` is for GPU targets (the
 CPU rejects it); `tensorize` names one of the target's tensor intrinsics (intrinsics.py; the
-CPU has the byte dot product `dot_u8i8`).
+CPU has the byte dot product `dot_u8i8`, the accelerator its GEMM block `gemm`); `set_scope`
+and `double_buffer` place a stage in a target's on-chip memory (the accelerator's inp, wgt and
+acc buffers) and give it two alternating buffers.
 """
 
 from __future__ import annotations

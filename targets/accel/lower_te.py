@@ -54,10 +54,19 @@ from nnvm.support.diagnostics import DiagnosticError
 from nnvm.targets.accel.config import AccelConfig
 from nnvm.targets.accel.isa import AluInsn, AluOp, Buffer, GemmInsn, Insn, MemInsn, Uop
 
-MAX_LOOP = (1 << 13) - 1
-MAX_X = (1 << 16) - 1
-MAX_PAD = 15
-FACTOR_BITS = {"acc": 11, "inp": 11, "wgt": 10, "dst": 11, "src": 11}
+
+def _largest(layout: dict, name: str) -> int:
+    return (1 << layout[name][1]) - 1
+
+
+MAX_LOOP = _largest(GemmInsn.LAYOUT, "lp0")
+MAX_X = _largest(MemInsn.LAYOUT, "x_size")
+MAX_PAD = _largest(MemInsn.LAYOUT, "y_pad_before")
+MAX_FACTOR = {
+    **{n: _largest(GemmInsn.LAYOUT, f"{n}_f0") for n in ("acc", "inp", "wgt")},
+    **{n: _largest(AluInsn.LAYOUT, f"{n}_f0") for n in ("dst", "src")},
+}
+"""The widest loop, DMA row, padding and index factor the instruction fields encode."""
 ALU_OPS: dict[type[Operation], AluOp] = {
     arith.AddiOp: AluOp.ADD,
     arith.ShRSIOp: AluOp.SHR,
@@ -99,13 +108,11 @@ class Instance:
 @dataclass
 class Program:
     """What the lowering made: instructions (DRAM addresses relative to each argument's
-    region, `relocs` names the region per instruction), micro-ops, and the buffer plan."""
+    region, `relocs` names the region per instruction) and micro-ops."""
 
     insns: list[Insn] = field(default_factory=list)
     uops: list[Uop] = field(default_factory=list)
     relocs: dict[int, str] = field(default_factory=dict)
-    buffers: dict[str, dict[str, tuple[int, int, int]]] = field(default_factory=dict)
-    """scope -> stage -> (first entry, entries per buffer, buffers)."""
 
     def relocated(self, cfg: AccelConfig, offsets: dict[str, int]) -> list[Insn]:
         """The instructions with each DMA's DRAM address moved to its region, at `offsets`
@@ -178,7 +185,11 @@ class AccelLowering:
         roots = [s for s in self.state.stages if s.compute is not None and s.attach == "root"]
         outputs = [s for s in roots if s.is_output]
         if len(outputs) != 1 or len(roots) != 1:
-            extra = next((s for s in roots if not s.is_output), None) or roots[-1]
+            extra = next((s for s in roots if not s.is_output), None)
+            if extra is None:
+                raise DiagnosticError(
+                    self.state.fn, "lower-te-to-accel: the kernel has no one output stage"
+                )
             raise DiagnosticError(
                 extra.op,
                 f"lower-te-to-accel: '{extra.name}' is computed at the root; on the "
@@ -197,10 +208,6 @@ class AccelLowering:
                 self._allocate()
             full = Instance(out, [0] * len(out.shape), list(out.shape), 0)
             self._visit(out, full, 0, {})
-        self.prog.buffers = {
-            scope: {s: (self.bases[s], self.sizes[s], self.nbuf[s]) for s in names}
-            for scope, names in self._by_scope().items()
-        }
         return self.prog
 
     def _level(self, stage: Stage) -> int:
@@ -669,7 +676,7 @@ class AccelLowering:
             if (
                 len(folded) < 2
                 and e <= MAX_LOOP
-                and all(0 <= c < (1 << FACTOR_BITS[b]) for b, c in coefs.items())
+                and all(0 <= c <= MAX_FACTOR[b] for b, c in coefs.items())
             ):
                 folded.append(i)
         folded.sort()
