@@ -596,7 +596,9 @@ class AccelLowering:
             ) from None
         if self.measuring:
             return
-        vals = {**vals, **{v: 0 for v in leaves[k:t] if ext[v] == 1}}
+        # `ext` stays the split relations' extents; `span` is how far each loop runs here
+        span = self._trim_tails(stage, inst, vals, ext, leaves[k:t], where)
+        vals = {**vals, **{v: 0 for v in leaves[k:t] if span[v] == 1}}
         args = self._args(stage, inst, vals, ext)
         forms: dict[str, Linear] = {}
         env = dict(zip(compute.block.args, args, strict=True))
@@ -611,7 +613,7 @@ class AccelLowering:
                     f"te.tensorize: '{stage.name}' reads '{src.name}', which is not an inp or "
                     "wgt copy computed inside it (te.cache_read ... scope, te.compute_at)",
                 )
-            forms[src.scope] = self._entry_form(where, op, env, held, set(tile))
+            forms[src.scope] = self._entry_form(where, op, env, held, set(tile), span)
         own = root_forms(stage, ext)
         acc = Linear({}, inst.base)
         for d, v in enumerate(stage.spatial_root[:-2]):
@@ -620,14 +622,49 @@ class AccelLowering:
                 raise DiagnosticError(where, f"'{stage.name}': a fused axis in its block")
             acc = acc.add(f.scale(inst.strides[d]))
         forms["acc"] = acc
-        loops = [v for v in leaves[k:t] if ext[v] > 1]
-        spec = [(ext[v], {b: f.terms.get(v, 0) for b, f in forms.items()}) for v in loops]
+        loops = [v for v in leaves[k:t] if span[v] > 1]
+        spec = [(span[v], {b: f.terms.get(v, 0) for b, f in forms.items()}) for v in loops]
         for b, f in forms.items():
             stray = [x for x in f.terms if x not in loops]
             if stray:
                 raise DiagnosticError(where, f"'{stage.name}': {b} index depends on {stray}")
         loops_spec, uops = self._fold(where, spec, {b: f.const for b, f in forms.items()})
         self._emit_looped(GemmInsn, loops_spec, uops)
+
+    def _trim_tails(
+        self,
+        stage: Stage,
+        inst: Instance,
+        vals: dict[IterVar, int],
+        ext: dict[IterVar, int],
+        loops: list[IterVar],
+        where: Operation | None,
+    ) -> dict[IterVar, int]:
+        """The loops' extents at this step, shortened where a split that does not divide its
+        axis would run past it (the last input-channel step of 3 blocks in steps of 2): the
+        GEMM has no masking, so a partial step is a shorter loop."""
+        out = dict(ext)
+        forms = root_forms(stage, ext)
+        limits = [*inst.ext, *(v.extent for v in stage.reduce_root)]
+        for root, limit in zip([*stage.spatial_root, *stage.reduce_root], limits, strict=True):
+            f = _subst(forms.get(root), vals)
+            if f is None:
+                continue
+            free = {v: c for v, c in f.terms.items() if v in out}
+            top = f.const + sum(max(0, c * (out[v] - 1)) for v, c in free.items())
+            if top < limit:
+                continue
+            mine = [v for v in loops if v in free and free[v] > 0]
+            if len(mine) != 1 or any(c < 0 for c in free.values()):
+                raise DiagnosticError(
+                    where,
+                    f"lower-te-to-accel: the loops of '{stage.name}' run past its axis "
+                    f"'{root.name}' ({limit}) in a way one shorter loop cannot fix",
+                )
+            v = mine[0]
+            rest = top - free[v] * (out[v] - 1)
+            out[v] = max(0, (limit - 1 - rest) // free[v] + 1)
+        return out
 
     def _entry_form(
         self,
@@ -636,9 +673,11 @@ class AccelLowering:
         env: dict[SSAValue, Form],
         held: Instance,
         tile: set[IterVar],
+        ext: dict[IterVar, int],
     ) -> Linear:
         """The buffer entry a read touches, as a linear form of the loops; its last two
-        indices must be the intrinsic's block (one entry), the others free of it."""
+        indices must be the intrinsic's block (one entry), the others free of it and inside
+        the copy's region over the loops' ranges."""
         idx = [_index_form(i, env) for i in read.indices]
         entry = Linear({}, held.base)
         for d, f in enumerate(idx):
@@ -657,6 +696,15 @@ class AccelLowering:
                 raise DiagnosticError(
                     where,
                     f"te.tensorize: '{held.stage.name}' dimension {d} moves inside the block",
+                )
+            low = f.const + sum(min(0, c * (ext.get(v, 1) - 1)) for v, c in f.terms.items())
+            high = f.const + sum(max(0, c * (ext.get(v, 1) - 1)) for v, c in f.terms.items())
+            if low < held.lo[d] or high >= held.lo[d] + held.ext[d]:
+                raise DiagnosticError(
+                    where,
+                    f"lower-te-to-accel: '{held.stage.name}' is read at [{low}, {high}] in "
+                    f"dimension {d}, outside its copy [{held.lo[d]}, "
+                    f"{held.lo[d] + held.ext[d] - 1}]",
                 )
             entry = entry.add(f.add(Linear({}, held.lo[d]), -1).scale(held.strides[d]))
         return entry

@@ -10,18 +10,25 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from test_accel_layers import MOBILENETV2_CONVS, RESNET18_CONVS, _operands
 
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.registry import make_context
-from nnvm.support.diagnostics import parse_module
+from nnvm.support.diagnostics import DiagnosticError, parse_module
 from nnvm.targets.accel.config import DEFAULT_CONFIG
-from nnvm.targets.accel.conv2d_program import conv2d_program, layer_regions, plan_layer
+from nnvm.targets.accel.conv2d_program import (
+    LayerPlan,
+    conv2d_program,
+    layer_regions,
+    plan_layer,
+)
 from nnvm.targets.accel.reference import conv2d_int8
 from nnvm.targets.accel.simulator import simulate
 from nnvm.targets.accel.te_layer import scheduled_kernel
 from nnvm.targets.accel.te_plan import LAYER_REGIONS, lower_state, plan_layer_te, stream
-from nnvm.targets.accel.tiling import Conv2dLayer, choose_tiling
+from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling
 from nnvm.targets.accel.tokens import insert_tokens
 
 FAST = [
@@ -131,3 +138,52 @@ def test_without_tokens_the_stream_races():
     dram = program.plan.pack(*_packed_operands(shape))
     simulate(DEFAULT_CONFIG, bare, dram)
     assert not np.array_equal(program.plan.output(dram), program.output())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    c=st.integers(1, 48),
+    o=st.integers(1, 40),
+    h=st.integers(1, 9),
+    k=st.sampled_from([1, 3]),
+    s=st.integers(1, 2),
+    data=st.data(),
+)
+def test_any_tiling_is_exact_or_a_located_error(c, o, h, k, s, data):
+    """Random layers and tilings through the te path (tails in every split, tiles that do
+    not divide, either loop order, one or two virtual threads): the program computes the
+    reference's bits, or the lowering refuses with a located diagnostic, nothing else."""
+    p = data.draw(st.integers(0, k // 2))
+    if (h + 2 * p - k) // s + 1 < 1:
+        return
+    cfg = DEFAULT_CONFIG
+    layer = Conv2dLayer(1, c, h, h, o, k, k, s, p)
+    ob, ib = -(-o // 16), -(-c // 16)
+    tiling = Tiling(
+        data.draw(st.integers(1, ob)),
+        data.draw(st.integers(1, ib)),
+        data.draw(st.integers(1, layer.out_height)),
+        data.draw(st.integers(1, layer.out_width)),
+        data.draw(st.sampled_from(["weights", "inputs"])),
+    )
+    vt = data.draw(st.integers(1, 2))
+    fn = scheduled_kernel(cfg, layer, tiling, vt, False, None)
+    state = ScheduleState(fn)
+    state.apply_all()
+    try:
+        program = lower_state(cfg, state, LAYER_REGIONS)
+    except DiagnosticError as err:
+        assert err.op is not None and err.message.startswith(("lower-te-to-accel", "te."))
+        event(f"refused: {err.message[:60]}")
+        return
+    event("simulated")
+    regions, size = layer_regions(cfg, layer, len(program.uops))
+    insns = insert_tokens(
+        stream(cfg, program, {n: r.offset for n, r in regions.items()}), program.uops
+    )
+    plan = LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)
+    x, w, bias = _operands(0, c, o, h, k)
+    shifts = np.arange(o) % 5 + 6
+    dram = plan.pack(x, w, bias, shifts)
+    simulate(cfg, insns, dram)
+    np.testing.assert_array_equal(plan.output(dram), conv2d_int8(x, w, bias, s, p, shifts, False))
