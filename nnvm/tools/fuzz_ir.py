@@ -21,6 +21,8 @@ PIPELINES = (
     "lower-te-to-loops,convert-to-llvm",
     "convert-to-llvm",
     "cse,dce,canonicalize",
+    "accel-lower-layers",
+    "lower-te-to-accel,accel-insert-tokens",
 )
 TOKENS = (
     '"',

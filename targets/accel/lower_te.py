@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te.intrinsics import NoMatch, TensorIntrinsic, match_structure
@@ -51,6 +52,7 @@ from nnvm.lowering.te_to_loops.bounds import (
 )
 from nnvm.lowering.te_to_loops.tensorize import intrinsic_name
 from nnvm.support.diagnostics import DiagnosticError
+from nnvm.support.errors import UserError
 from nnvm.targets.accel.config import AccelConfig
 from nnvm.targets.accel.isa import AluInsn, AluOp, Buffer, GemmInsn, Insn, MemInsn, Uop
 
@@ -67,6 +69,9 @@ MAX_FACTOR = {
     **{n: _largest(AluInsn.LAYOUT, f"{n}_f0") for n in ("dst", "src")},
 }
 """The widest loop, DMA row, padding and index factor the instruction fields encode."""
+MAX_STEPS = 1 << 20
+"""Loop iterations the walk takes before it calls the program too long (a schedule that
+splits a large axis by 1 everywhere would otherwise run for minutes)."""
 ALU_OPS: dict[type[Operation], AluOp] = {
     arith.AddiOp: AluOp.ADD,
     arith.ShRSIOp: AluOp.SHR,
@@ -204,10 +209,14 @@ class AccelLowering:
             self.held: dict[tuple[str, int], object] = {}
             self.live: dict[str, Instance] = {}
             self.uop_lists: dict[tuple[Uop, ...], int] = {}
+            self.steps = 0
             if not measuring:
                 self._allocate()
             full = Instance(out, [0] * len(out.shape), list(out.shape), 0)
-            self._visit(out, full, 0, {})
+            try:
+                self._visit(out, full, 0, {})
+            except UserError as err:  # an instruction field the values do not fit
+                raise DiagnosticError(out.op, f"lower-te-to-accel: {err.message}") from None
         return self.prog
 
     def _level(self, stage: Stage) -> int:
@@ -230,6 +239,13 @@ class AccelLowering:
         ext = self._extents(stage, inst)
         v = stage.leaves[k]
         for i in range(ext[v]):
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise DiagnosticError(
+                    v.annotated_by or stage.op,
+                    f"lower-te-to-accel: the schedule of '{stage.name}' makes a program of more "
+                    f"than {MAX_STEPS} steps; split its loops into larger tiles",
+                )
             now = {**vals, v: i}
             if not self._inside(stage, inst, now, k):
                 continue  # a tail iteration past the region
@@ -566,7 +582,7 @@ class AccelLowering:
         assert compute is not None
         leaves = stage.leaves
         t = next(i for i, v in enumerate(leaves) if intrinsic_name(v.annotation) is not None)
-        name = intrinsic_name(leaves[t].annotation)
+        name = intrinsic_name(leaves[t].annotation)  # _gemm_stage checked there is one
         where = leaves[t].annotated_by or stage.op
         intrinsic = self.intrinsics.get(name or "")
         if intrinsic is None:
@@ -729,6 +745,13 @@ class AccelLowering:
                 folded.append(i)
         folded.sort()
         rest = [spec[i] for i in range(len(spec)) if i not in folded]
+        count = math.prod(e for e, _ in rest)
+        if count > self.cfg.depth("uop"):
+            raise DiagnosticError(
+                where,
+                f"lower-te-to-accel: {count} micro-ops for one instruction; the uop buffer "
+                f"holds {self.cfg.depth('uop')}",
+            )
         uops = []
         for idx in itertools.product(*[range(e) for e, _ in rest]):
             u = dict(base)
@@ -736,12 +759,6 @@ class AccelLowering:
                 for b, c in coefs.items():
                     u[b] = u.get(b, 0) + i * c
             uops.append(u)
-        if len(uops) > self.cfg.depth("uop"):
-            raise DiagnosticError(
-                where,
-                f"lower-te-to-accel: {len(uops)} micro-ops for one instruction; the uop buffer "
-                f"holds {self.cfg.depth('uop')}",
-            )
         return [spec[i] for i in folded], uops
 
     def _uop_range(self, uops: list[dict[str, int]], names: tuple[str, str, str]) -> int:
@@ -765,6 +782,13 @@ class AccelLowering:
 
     def _body(self, stage: Stage, inst: Instance, k: int, vals: dict[IterVar, int]) -> None:
         if stage.compute is not None and stage.compute.reduce_kind is not None:
+            if stage.attach == "root":
+                raise DiagnosticError(
+                    stage.op,
+                    f"lower-te-to-accel: the output '{stage.name}' is a reduction; the GEMM "
+                    "core accumulates in acc: compute it at a loop of an output that stores it "
+                    "(te.set_scope 'acc', te.compute_at)",
+                )
             self._gemm(stage, inst, k, vals)
             return
         if stage.attach != "root":
@@ -785,6 +809,13 @@ class AccelLowering:
                 stage.op,
                 f"lower-te-to-accel: the output '{stage.name}' must narrow int32 to the 8-bit "
                 "out buffer (a cast); the STORE writes the low byte",
+            )
+        want = (self.cfg.batch, self.cfg.block_out)
+        if len(ext) < 3 or tuple(stage.shape[-2:]) != want:
+            raise DiagnosticError(
+                stage.op,
+                f"lower-te-to-accel: the output '{stage.name}' {list(stage.shape)} does not end "
+                f"in one out entry {list(want)} (a STORE moves whole entries)",
             )
         args = list(compute.block.args)
         grid = [IterVar(f"d{d}", ext[d], False) for d in range(len(ext) - 2)]
@@ -831,12 +862,18 @@ class AccelLowering:
                 return self._chain(stage, term.operands[0], inner, steps)
             return src, idx
         code = ALU_OPS.get(type(op)) if isinstance(op, Operation) else None
-        if code is None or not isinstance(op, Operation) or len(op.operands) != 2:
+        if (
+            code is None
+            or not isinstance(op, Operation)
+            or len(op.operands) != 2
+            or op.results[0].type != i32
+        ):
             what = op.name if isinstance(op, Operation) else "an axis"
             raise DiagnosticError(
                 stage.op,
-                f"lower-te-to-accel: '{stage.name}' computes {what}, which the ALU does not "
-                "have (it has add, shr, max, min and mul on int32)",
+                f"lower-te-to-accel: '{stage.name}' computes {what}"
+                f"{'' if code is None else ' on ' + str(op.results[0].type)}, which the ALU does "
+                "not have (it has add, shr, max, min and mul on int32)",
             )
         lhs, rhs = op.operands
         if self._is_leaf(rhs):
