@@ -157,8 +157,10 @@ def recorded_regions(
     return regions, size
 
 
-def check_layer(layer: Conv2dLayer) -> None:
-    """UserError for a layer the GEMM core does not take."""
+def check_layer(layer: Conv2dLayer, virtual_threads: int = 1) -> None:
+    """UserError for a layer the GEMM core does not take (or virtual threads it has not)."""
+    if virtual_threads not in (1, 2):
+        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
     if layer.groups != 1:
         raise UserError(
             f"{layer} has groups={layer.groups}: grouped and depthwise conv2d stay on the CPU "
@@ -191,9 +193,7 @@ def plan_layer(
     """The program computing clip((conv2d(x, w) + bias) >> shift) for `layer`, from shapes
     alone: `shift` an immediate for every channel, or None for per-channel shifts read from
     the image's shift entries."""
-    check_layer(layer)
-    if virtual_threads not in (1, 2):
-        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
+    check_layer(layer, virtual_threads)
     if shift is not None and not 0 <= shift <= 31:
         raise UserError(f"requantization shifts are integers in 0..31, got {shift!r}")
     vt = virtual_threads

@@ -65,9 +65,7 @@ def plan_layer_te(
 ) -> LayerPlan:
     """The program computing clip((conv2d(x, w) + bias) >> shift), from the te schedule of
     the layer (conv2d_program.plan_layer's contract: same image, same result)."""
-    check_layer(layer)
-    if virtual_threads not in (1, 2):
-        raise UserError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
+    check_layer(layer, virtual_threads)
     t = tiling or choose_tiling(cfg, layer, virtual_threads)
     fn = scheduled_kernel(cfg, layer, t, virtual_threads, relu, shift)
     try:
