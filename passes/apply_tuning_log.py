@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -105,14 +106,18 @@ def schedule_from_log(
         counts.tuned += 1
 
 
-def logged_schedules(log_path: str | os.PathLike[str], target: Target) -> dict[str, TrialRecord]:
+def logged_schedules(
+    log_path: str | os.PathLike[str], target: Target, others: Sequence[Target] = ()
+) -> dict[str, TrialRecord]:
     """The best record of each workload for `target` in the log at `log_path`, warning about
-    the lines the reader skipped and when the log has records but none for this target."""
+    the lines the reader skipped and when the log has records but none for this target (nor
+    for `others`, the build's other targets, which read the same log)."""
     log = read_log(log_path)
     for message in log.warnings:
         warnings.warn(message, TuningLogWarning, stacklevel=3)
     best = log.best(target.description)
-    if log.trials and not best:
+    theirs = any(log.best(o.description) for o in others)
+    if log.trials and not best and not theirs:
         others = ", ".join(sorted(log.targets()))
         warnings.warn(
             f"the tuning log has no successful record for this target ({target.description}); "

@@ -271,12 +271,13 @@ def tuned_modules(
     log_path: str | os.PathLike[str],
     ctx: Context,
     times: BuildTimes,
+    devices: Sequence[Target] = (),
 ) -> None:
     """Lower the kernel modules to te and insert the tuning log's schedules, in place (the
     kernel text, hence the cache key, then holds the schedule)."""
     from nnvm.passes.apply_tuning_log import TuningCounts, logged_schedules, schedule_from_log
 
-    best = logged_schedules(log_path, target)
+    best = logged_schedules(log_path, target, devices)
     counts = TuningCounts()
     lower = next(p for p in target.kernel_passes() if p.name == "lower-to-te")
     for m in modules:
@@ -438,7 +439,11 @@ def build(
     if tuning_log is not None:
         host_modules = [modules[n] for n in graph.kernels if placement[n] is None]
         start = time.perf_counter()
-        tuned_modules(host_modules, host, tuning_log, ctx, times)
+        tuned_modules(host_modules, host, tuning_log, ctx, times, device_targets)
+        for n in graph.kernels:  # a device's kernels take theirs at the graph level
+            device = placement[n]
+            for p in device.tuning_passes(str(tuning_log)) if device is not None else ():
+                p.apply(ctx, modules[n])
         times.stages["apply-tuning-log"] = time.perf_counter() - start
     texts = {name: ir_text(m) for name, m in modules.items()}  # key, worker job, checks
     if dump is None:

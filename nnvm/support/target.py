@@ -133,6 +133,25 @@ class Target(ABC):
         space. None: this target has no tunable templates, or they do not apply to `fn`."""
         return None
 
+    def te_kernel(self, fn: func.FuncOp) -> func.FuncOp | None:
+        """The te kernel (unscheduled) of a graph kernel this device runs, for a device whose
+        kernels lower through te schedules it builds itself (the accelerator's layers); None:
+        the kernel goes through lower-to-te like the host's, or is not tunable."""
+        return None
+
+    def tuning_passes(self, log_path: str) -> list[ModulePass]:
+        """Passes that give this device's kernels (graph level, before `kernel_passes`) the
+        schedules a tuning log holds, for build(tuning_log=...); the host's kernels take theirs
+        through apply-tuning-log on their te form. Default: none."""
+        return []
+
+    def simulate_kernel(self, fn: func.FuncOp, check: bool) -> tuple[float, str, str]:
+        """For a target measured on a cycle model instead of a device: the simulated seconds
+        of a scheduled te kernel, an error code ('ok'; 'build' when the schedule does not
+        lower, 'run' when the program fails, 'wrong' when `check` finds its output differs
+        from the reference) and a detail."""
+        raise UserError(f"target '{self.kind}' has no cycle model to measure kernels on")
+
     def check_schedule(self, state: Any) -> None:
         """Reject schedules this target cannot lower (a DiagnosticError at the primitive):
         te.bind / te.tensorize where the capabilities do not allow them, a cache_read into a

@@ -12,6 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -39,6 +40,20 @@ class MeasureOptions:
     """Check each candidate's output against the reference executor's."""
     build_jobs: int | None = None
     """Parallel builders (default: one per CPU, at most 8)."""
+
+
+class Measurer(Protocol):
+    """What the tuner needs of a runner: trial records for candidates, and a close."""
+
+    def measure(
+        self,
+        task: Task,
+        space: TaskSpace,
+        candidates: Sequence[Candidate],
+        best_s: float = float("inf"),
+    ) -> list[TrialRecord]: ...
+
+    def close(self) -> None: ...
 
 
 class Runner(ABC):

@@ -79,16 +79,22 @@ def extract_tasks(
     params: Mapping[str, np.ndarray] | None,
     target: str | Target = "llvm",
     opt_level: int = 3,
+    devices: Sequence[str | Target] = (),
 ) -> list[Task]:
     """The tunable kernels of a graph-level module after the build's graph passes, in the
-    order a run first calls them, one task per workload."""
+    order a run first calls them, one task per workload. With `devices`, a kernel a device
+    takes is a task of that device when it builds the kernel's te itself
+    (`Target.te_kernel`: the accelerator's layers, measured on its cycle model)."""
+    from nnvm.compiler.build import place_kernels
+
     host = parse_target(target)
+    device_targets = [parse_target(d) for d in devices]
     if not isinstance(module, ModuleOp):
         raise UserError("extract_tasks expects a graph-level module (nnvm.frontend.from_onnx)")
     module = module.clone()
     attach_params(module, {k: np.asarray(v) for k, v in (params or {}).items()})
     ctx = make_context()
-    for p in graph_passes(opt_level, host):
+    for p in graph_passes(opt_level, host, devices=device_targets):
         p.apply(ctx, module)
     graph = executor_graph(module)
     kernels = {
@@ -96,6 +102,7 @@ def extract_tasks(
         for f in module.ops
         if isinstance(f, func.FuncOp) and f.sym_name.data.startswith(FUSED_PREFIX)
     }
+    placement = place_kernels({n: kernels[n] for n in graph.kernels}, device_targets)
     calls: dict[str, int] = {}
     for node in graph.nodes:
         calls[node.kernel] = calls.get(node.kernel, 0) + 1
@@ -103,33 +110,53 @@ def extract_tasks(
     tasks: dict[str, Task] = {}
     for name in graph.kernels:
         graph_module = kernel_module(kernels[name])
-        te_module = graph_module.clone()
-        lower.apply(ctx, te_module)
-        fn = te_function(te_module)
+        device = placement[name]
+        if device is not None:
+            fn = device.te_kernel(kernels[name])
+            if fn is None:
+                continue
+            te_module = ModuleOp([fn])
+        else:
+            te_module = graph_module.clone()
+            lower.apply(ctx, te_module)
+            fn = te_function(te_module)
         key = workload_key(fn)
         if key in tasks:
             tasks[key].weight += calls.get(name, 1)
             continue
-        space = ConfigSpace()
-        if host.configured_schedule(fn, space) is None or not space.knobs:
-            continue
-        types = [*fn.function_type.inputs.data, *fn.function_type.outputs.data]
-        tasks[key] = Task(
-            name=name,
-            workload=key,
-            target=host,
-            te_text=ir_text(te_module),
-            graph_text=ir_text(graph_module),
-            shapes=workload_shapes(fn),
-            dtypes=[numpy_dtype_of(t.element_type).name for t in types],  # type: ignore[attr-defined]
-            n_inputs=len(fn.function_type.inputs.data),
-            weight=calls.get(name, 1),
-            flops=_flops(fn),
-            template=_template(fn),
-            knobs=dict(space.knobs),
-            default_config=dict(space.values),
-        )
+        task = kernel_task(device or host, name, te_module, ir_text(graph_module))
+        if task is not None:
+            task.weight = calls.get(name, 1)
+            tasks[key] = task
     return list(tasks.values())
+
+
+def kernel_task(
+    target: Target, name: str, te_module: ModuleOp, graph_text: str = ""
+) -> Task | None:
+    """The task of one te kernel (None: its target's templates ask no knobs of it).
+    `graph_text` is the graph-level kernel the reference executor checks candidates against
+    ('' for a target that checks them itself: `Target.simulate_kernel`)."""
+    fn = te_function(te_module)
+    space = ConfigSpace()
+    if target.configured_schedule(fn, space) is None or not space.knobs:
+        return None
+    types = [*fn.function_type.inputs.data, *fn.function_type.outputs.data]
+    return Task(
+        name=name,
+        workload=workload_key(fn),
+        target=target,
+        te_text=ir_text(te_module),
+        graph_text=graph_text,
+        shapes=workload_shapes(fn),
+        dtypes=[numpy_dtype_of(t.element_type).name for t in types],  # type: ignore[attr-defined]
+        n_inputs=len(fn.function_type.inputs.data),
+        weight=1,
+        flops=_flops(fn),
+        template=_template(fn),
+        knobs=dict(space.knobs),
+        default_config=dict(space.values),
+    )
 
 
 def tasks_by_weight(tasks: Sequence[Task]) -> list[Task]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from nnvm.support.errors import UserError
 from nnvm.support.tuning_log import LogWriter, TrialRecord, read_log
-from nnvm.tune.runner import Runner
+from nnvm.tune.runner import Measurer
 from nnvm.tune.search import Search, make_search
 from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task
@@ -93,7 +93,7 @@ Progress = Callable[[TaskState, int, int], None]
 
 def tune(
     tasks: Sequence[Task],
-    runner: Runner,
+    runner: Measurer,
     log_path: str,
     *,
     trials: int = 64,
@@ -166,14 +166,14 @@ CONFIRM_MARGIN = 0.03
 """The search's best replaces the default only if its re-measured median is this much lower."""
 
 
-def _finish(state: TaskState, writer: LogWriter, runner: Runner, confirm_rounds: int) -> None:
+def _finish(state: TaskState, writer: LogWriter, runner: Measurer, confirm_rounds: int) -> None:
     state.done = True
     writer.finished(state.task.workload, state.task.target.description, len(state.measured))
     if confirm_rounds:
         _confirm(state, runner, writer, confirm_rounds)
 
 
-def _confirm(state: TaskState, runner: Runner, writer: LogWriter, rounds: int) -> None:
+def _confirm(state: TaskState, runner: Measurer, writer: LogWriter, rounds: int) -> None:
     """Re-measure the best candidate against the default, alternately; log the winner."""
     task, space = state.task, state.search.space
     default = space.default()

@@ -57,7 +57,8 @@ class LayerPlan:
 
     cfg: AccelConfig
     layer: Conv2dLayer
-    tiling: Tiling
+    tiling: Tiling | None
+    """None for a program from a schedule that is not described by one tiling (a tuner's)."""
     virtual_threads: int
     insns: list[Insn]
     uops: list[Uop]

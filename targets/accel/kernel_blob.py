@@ -36,7 +36,7 @@ def encode_plan(plan: LayerPlan, inputs: int) -> bytes:
         "version": VERSION,
         "config": config_dict(plan.cfg),
         "layer": asdict(plan.layer),
-        "tiling": asdict(t),
+        "tiling": None if t is None else asdict(t),
         "virtual_threads": plan.virtual_threads,
         "dram": plan.dram_layout,
         "insns": len(plan.insns),
@@ -71,7 +71,7 @@ def decode_plan(blob: bytes, name: str = "kernel") -> tuple[LayerPlan, int]:
             raise bad(f"format version {header['version']}, this nnvm reads {VERSION}")
         cfg = config_from_dict(header["config"], f"{name} header")
         layer = Conv2dLayer(**header["layer"])
-        tiling = Tiling(**header["tiling"])
+        tiling = None if header["tiling"] is None else Tiling(**header["tiling"])
         n_insns, n_uops = int(header["insns"]), int(header["uops"])
         vt = int(header["virtual_threads"])
         dram = [int(v) for v in header["dram"]]

@@ -26,6 +26,11 @@ from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
 from nnvm.targets.accel.te_plan import plan_layer_te
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
 
+SCHEDULE = "schedule"
+"""An accel.conv2d / accel.dense attribute: the te.schedule text its layer kernel takes instead
+of the default (accel-apply-tuning-log sets it from a tuning record); it is part of the kernel's
+text, so the kernel cache keeps tuned and untuned programs apart."""
+
 
 def geometry(plan: LayerPlan) -> list[int]:
     L = plan.layer
@@ -47,7 +52,7 @@ def layer_op(op: Conv2dOp | DenseOp, plan: LayerPlan) -> LayerOp:
     (program,) = program_to_ir(plan.insns, plan.uops).ops
     assert isinstance(program, ProgramOp)
     program.detach()
-    t = plan.tiling
+    t = plan.tiling or Tiling(0, 0, 0, 0, "schedule")  # a tuned schedule's own loops
     return LayerOp.build(
         operands=[list(op.operands)],
         result_types=[op.result.type],
@@ -76,8 +81,15 @@ class AccelLowerLayers(AccelPass):
             geometry_or_why = layer_of(layer)
             if isinstance(geometry_or_why, str):
                 raise DiagnosticError(layer, f"{layer.name}: {geometry_or_why}")
+            schedule = layer.attributes.get(SCHEDULE)
             try:
-                plan = plan_layer_te(cfg, geometry_or_why, False, self.virtual_threads)
+                plan = plan_layer_te(
+                    cfg,
+                    geometry_or_why,
+                    False,
+                    self.virtual_threads,
+                    schedule=schedule.data if isinstance(schedule, StringAttr) else None,
+                )
             except UserError as err:
                 raise DiagnosticError(layer, f"{layer.name}: {err.message}") from None
             new = layer_op(layer, plan)
@@ -92,7 +104,7 @@ def plan_of(op: LayerOp, cfg: AccelConfig) -> LayerPlan:
     runs); a DRAM layout that does not match its geometry is a located error."""
     layer = Conv2dLayer(*(int(v) for v in op.geometry.get_values()))
     tob, tib, toh, tow = (int(v) for v in op.tiling.get_values())
-    tiling = Tiling(tob, tib, toh, tow, op.order.data)
+    tiling = Tiling(tob, tib, toh, tow, op.order.data) if tob else None
     try:
         insns, uops = ir_to_program(op)
         dram = [int(v) for v in op.dram.get_values()]

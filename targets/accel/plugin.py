@@ -1,6 +1,6 @@
 """The accel package's registration, through the same entry point an out-of-tree plugin uses
 (`nnvm.plugins` in pyproject.toml): its dialect (nnvm-opt parses and prints accel IR), its
-passes (accel-partition, accel-lower-layers, lower-te-to-accel, accel-insert-tokens) and its
+passes (accel-partition, accel-lower-layers, lower-te-to-accel, accel-insert-tokens, accel-apply-tuning-log) and its
 target (`build(..., devices=["accel"])`)."""
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ def _insert_tokens():
     return AccelInsertTokens
 
 
+def _apply_tuning_log():
+    from nnvm.targets.accel.tuned_layers import AccelApplyTuningLog
+
+    return AccelApplyTuningLog
+
+
 def _target():
     from nnvm.targets.accel.target import AccelTarget
 
@@ -52,6 +58,7 @@ PLUGIN = Plugin(
         "accel-lower-layers": _lower_layers,
         "lower-te-to-accel": _lower_te,
         "accel-insert-tokens": _insert_tokens,
+        "accel-apply-tuning-log": _apply_tuning_log,
     },
     targets={"accel": _target},
 )

@@ -88,9 +88,11 @@ def _token_queues(module: str, insn: Insn, index: int) -> tuple[list[str], list[
     return pops, pushes
 
 
-def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray) -> Report:
-    """Run `insns` on `dram` (modified in place: STOREs land there); the cycle report."""
-    machine = Machine(cfg, dram)
+def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray | None) -> Report:
+    """Run `insns` on `dram` (modified in place: STOREs land there); the cycle report. With
+    no `dram`, only the cycle model runs (what the tuner measures: the timing of a stream
+    does not depend on its data)."""
+    machine = Machine(cfg, dram) if dram is not None else None
     n = len(insns)
     finish = [k for k, insn in enumerate(insns) if isinstance(insn, FinishInsn)]
     if not finish:
@@ -143,7 +145,8 @@ def simulate(cfg: AccelConfig, insns: list[Insn], dram: np.ndarray) -> Report:
         pops, pushes = tokens[k]
         for q in pops:
             token_times[q].popleft()
-        machine.execute(insn, k)
+        if machine is not None:
+            machine.execute(insn, k)
         cost = insn_cycles(cfg, insn)
         free[who] = time + cost
         if cfg.shared_dma and isinstance(insn, MemInsn):

@@ -62,6 +62,48 @@ class AccelTarget(Target):
     def accel_config(self) -> AccelConfig:
         return config_at(self.config)
 
+    def configured_schedule(self, fn: Any, config: Any) -> Any:
+        """A layer kernel's schedule for the tiling and virtual threads `config` picks."""
+        from nnvm.dialects.te.schedule import ScheduleOp
+        from nnvm.targets.accel.te_layer import (
+            is_padded,
+            layer_of_kernel,
+            layer_schedule,
+            tiling_knobs,
+        )
+
+        layer = layer_of_kernel(fn)
+        if layer is None:
+            return None
+        tiling, vt = tiling_knobs(self.accel_config(), layer, config, self.virtual_threads)
+        return ScheduleOp(layer_schedule(tiling, vt, is_padded(layer)))
+
+    def tuning_passes(self, log_path: str) -> list[Any]:
+        from nnvm.targets.accel.tuned_layers import AccelApplyTuningLog
+
+        return [AccelApplyTuningLog(log=str(log_path), **self._options())]
+
+    def te_kernel(self, fn: Any) -> Any:
+        """The te kernel of an accepted kernel (one accel.conv2d / accel.dense)."""
+        from nnvm.targets.accel.graph_ops import Conv2dOp, DenseOp, layer_of
+        from nnvm.targets.accel.te_layer import layer_kernel
+
+        if self.accepts(fn) is not None:
+            return None
+        op = next(o for o in fn.body.block.ops if isinstance(o, Conv2dOp | DenseOp))
+        layer = layer_of(op)
+        return None if isinstance(layer, str) else layer_kernel(self.accel_config(), layer)
+
+    def simulate_kernel(self, fn: Any, check: bool) -> tuple[float, str, str]:
+        from nnvm.targets.accel.simulated_kernels import simulate_layer_kernel
+
+        return simulate_layer_kernel(self.accel_config(), fn, check)
+
+    def default_schedule(self, fn: Any, **knobs: Any) -> Any:
+        from nnvm.support.config_space import ConfigSpace
+
+        return self.configured_schedule(fn, ConfigSpace())
+
     def tensor_intrinsics(self) -> dict[str, Any]:
         from nnvm.targets.accel.te_layer import gemm_intrinsic
 

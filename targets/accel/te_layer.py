@@ -41,9 +41,14 @@ from nnvm.dialects.te.schedule import (
     SplitOp,
     TensorizeOp,
 )
+from nnvm.support.config_space import ConfigSpace
 from nnvm.targets.accel.config import AccelConfig
+from nnvm.targets.accel.dialect import i64_array
 from nnvm.targets.accel.packing import blocks
-from nnvm.targets.accel.tiling import Conv2dLayer, Tiling
+from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling
+
+GEOMETRY = "accel.geometry"
+"""The layer kernel's attribute holding its Conv2dLayer fields (what its schedule is made for)."""
 
 GEMM = "gemm"
 
@@ -116,6 +121,7 @@ def layer_kernel(
         axes=["n", "ob", "y", "x", "bn", "bo"],
         reduce_axes=["ib", "ky", "kx", "bi"],
         name="conv",
+        template="accel.conv2d",
     )
 
     def requantize(n, ob, y, xx, bn, bo):  # noqa: ANN001, ANN202
@@ -130,7 +136,45 @@ def layer_kernel(
     res = b.compute(grid, requantize, axes=axes, name="res")
     out = b.compute(grid, lambda *i: te.cast(res[list(i)], i8), axes=axes, name="out")
     block.add_op(func.ReturnOp(out.value))
-    return func.FuncOp("layer", (ins, [out_t]), region=_region(block))
+    fn = func.FuncOp("layer", (ins, [out_t]), region=_region(block))
+    fn.attributes[GEOMETRY] = i64_array(
+        [L.batch, L.in_channels, L.height, L.width, L.out_channels, L.kernel_h, L.kernel_w]
+        + [L.stride, L.padding]
+    )
+    return fn
+
+
+def layer_of_kernel(fn: func.FuncOp) -> Conv2dLayer | None:
+    """The layer a kernel of `layer_kernel` computes (None: not one)."""
+    attr = fn.attributes.get(GEOMETRY)
+    if attr is None:
+        return None
+    return Conv2dLayer(*(int(v) for v in attr.get_values()))  # type: ignore[attr-defined]
+
+
+def _sizes(n: int) -> list[int]:
+    """Tile sizes to try along an axis of n: its divisors and the powers of two below it."""
+    out = {d for d in range(1, n + 1) if n % d == 0}
+    out |= {1 << k for k in range(n.bit_length()) if (1 << k) <= n}
+    return sorted(out)
+
+
+def tiling_knobs(
+    cfg: AccelConfig, layer: Conv2dLayer, space: ConfigSpace, virtual_threads: int = 2
+) -> tuple[Tiling, int]:
+    """The tiling and virtual threads a tuner picks (the knobs), by default tiling.py's
+    estimate for the target's virtual threads."""
+    vt = int(space.knob("virtual_threads", (1, 2), virtual_threads))  # type: ignore[arg-type]
+    d = choose_tiling(cfg, layer, vt)
+    ob, ib = blocks(layer.out_channels, cfg.block_out), blocks(layer.in_channels, cfg.block_in)
+    t = Tiling(
+        int(space.knob("tile_out_blocks", _sizes(ob), d.tob)),  # type: ignore[arg-type]
+        int(space.knob("tile_in_blocks", _sizes(ib), d.tib)),  # type: ignore[arg-type]
+        int(space.knob("tile_rows", _sizes(layer.out_height), d.toh)),  # type: ignore[arg-type]
+        int(space.knob("tile_cols", _sizes(layer.out_width), d.tow)),  # type: ignore[arg-type]
+        str(space.knob("order", ("weights", "inputs"), d.order)),
+    )
+    return t, vt
 
 
 def pad_after(layer: Conv2dLayer) -> tuple[int, int]:

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import ParseError
 
 from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.exprs import element_bits
+from nnvm.dialects.te.schedule import ReorderOp, ScheduleOp, SplitOp
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
@@ -33,7 +36,7 @@ from nnvm.targets.accel.lower_te import AccelLowering, Program
 from nnvm.targets.accel.pass_options import AccelPass
 from nnvm.targets.accel.program_ir import program_to_ir
 from nnvm.targets.accel.target import AccelTarget
-from nnvm.targets.accel.te_layer import gemm_intrinsic, scheduled_kernel
+from nnvm.targets.accel.te_layer import gemm_intrinsic, layer_kernel, scheduled_kernel
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling
 from nnvm.targets.accel.tokens import insert_tokens, uop_load
 
@@ -62,12 +65,25 @@ def plan_layer_te(
     virtual_threads: int = 1,
     shift: int | None = None,
     tiling: Tiling | None = None,
+    schedule: str | None = None,
 ) -> LayerPlan:
     """The program computing clip((conv2d(x, w) + bias) >> shift), from the te schedule of
-    the layer (conv2d_program.plan_layer's contract: same image, same result)."""
+    the layer (conv2d_program.plan_layer's contract: same image, same result): the default
+    one for `tiling` (default: tiling.py's choice), or `schedule`, a te.schedule's text (a
+    tuning record's), whose own double buffering then decides the virtual threads."""
     check_layer(layer, virtual_threads)
-    t = tiling or choose_tiling(cfg, layer, virtual_threads)
-    fn = scheduled_kernel(cfg, layer, t, virtual_threads, relu, shift)
+    if schedule is None:
+        t: Tiling | None = tiling or choose_tiling(cfg, layer, virtual_threads)
+        assert t is not None
+        fn = scheduled_kernel(cfg, layer, t, virtual_threads, relu, shift)
+    else:
+        fn = layer_kernel(cfg, layer, relu, shift)
+        sched = parse_schedule(schedule)
+        ret = fn.body.block.last_op
+        assert ret is not None
+        fn.body.block.insert_op_before(sched, ret)
+        t = tiling_of(sched)
+        virtual_threads = 2 if any(p.name == "te.double_buffer" for p in sched.primitives) else 1
     try:
         state = ScheduleState(fn)
         state.apply_all()
@@ -78,6 +94,36 @@ def plan_layer_te(
     offsets = {name: r.offset for name, r in regions.items()}
     insns = insert_tokens(stream(cfg, program, offsets), program.uops)
     return LayerPlan(cfg, layer, t, virtual_threads, insns, program.uops, regions, size)
+
+
+def parse_schedule(text: str) -> ScheduleOp:
+    """A te.schedule from its text (UserError when it is not one)."""
+    from nnvm.registry import make_context
+
+    try:
+        op = Parser(make_context(), text, "<schedule>").parse_op()
+    except ParseError as err:
+        raise UserError(f"the layer's schedule does not parse: {err}") from None
+    if not isinstance(op, ScheduleOp):
+        raise UserError(f"the layer's schedule is a {op.name}, not a te.schedule")
+    return op
+
+
+def tiling_of(sched: ScheduleOp) -> Tiling | None:
+    """The tiling a layer schedule splits by (None: not the default template's splits)."""
+    factors: dict[tuple[str, str], int] = {}
+    order = None
+    for p in sched.primitives:
+        if isinstance(p, SplitOp) and p.factor is not None:
+            factors[(p.stage_name, p.axis.data)] = int(p.factor.value.data)
+        if isinstance(p, ReorderOp) and p.stage_name == "out":
+            names = [a.data for a in p.axes.data]
+            if "ob.o" in names and "y.o" in names:
+                order = "weights" if names.index("ob.o") < names.index("y.o") else "inputs"
+    keys = [("out", "ob"), ("conv", "ib"), ("out", "y"), ("out", "x")]
+    if order is None or any(k not in factors for k in keys):
+        return None
+    return Tiling(*(factors[k] for k in keys), order)
 
 
 def kernel_image(fn: func.FuncOp, n_uops: int) -> tuple[dict[str, int], int]:
