@@ -181,6 +181,11 @@ class AccelLowering:
             s.value: s.compute for s in state.stages if s.attach == "inline" and s.compute
         }
         self.sizes: dict[str, int] = {}
+        self._regions: dict[tuple, list] = {}
+        self._offsets: dict[str, list[IterVar]] = {}
+        self._root_forms: dict[tuple, dict[IterVar, Form]] = {}
+        self._matched: set[str] = set()
+        self._sources: dict[str, tuple[Stage, list[int]]] = {}
         self.bases: dict[str, int] = {}
         self.nbuf: dict[str, int] = {}
 
@@ -263,7 +268,7 @@ class AccelLowering:
     ) -> tuple[list[int], list[int]]:
         """The part of the stage's instance the loops below leaf k cover (clipped to it)."""
         ext = self._extents(stage, inst)
-        forms = root_forms(stage, ext)
+        forms = self._forms(stage, ext)
         inner = {v: ext[v] for v in stage.leaves[k + 1 :]}
         lo, extent = [], []
         for d, v in enumerate(stage.spatial_root):
@@ -284,7 +289,7 @@ class AccelLowering:
     ) -> list[Form]:
         """The stage's formula arguments (spatial then reduction axes) as linear forms of its
         loops not in `vals`, in the coordinates of the whole tensor."""
-        forms = root_forms(stage, ext)
+        forms = self._forms(stage, ext)
         args: list[Form] = []
         for d, v in enumerate(stage.spatial_root):
             f = forms.get(v)
@@ -296,39 +301,66 @@ class AccelLowering:
     def _region_of(
         self, producer: Stage, consumer: Stage, inst: Instance, vals: dict[IterVar, int], k: int
     ) -> tuple[list[int], list[int]]:
-        """The region of `producer` one iteration of the consumer's leaf k reads."""
-        ext = self._extents(consumer, inst)
-        args = self._args(consumer, inst, vals, ext)
-        accesses: list[list[Form]] = []
-        assert consumer.compute is not None
-        formula_accesses(
-            consumer.compute.block,
-            args,
-            producer.value,
-            self.inlined,
-            accesses,
-            ext,  # type: ignore[arg-type]
-        )
-        inner = {v: ext[v] for v in consumer.leaves[k + 1 :]}
+        """The region of `producer` one iteration of the consumer's leaf k reads: inferred once
+        per consumer shape with the outer loops and the instance's offsets symbolic, then
+        evaluated at this iteration."""
+        key = (producer.name, consumer.name, k, tuple(inst.ext))
+        regions = self._regions.get(key)
+        if regions is None:
+            ext = self._extents(consumer, inst)
+            forms = self._forms(consumer, ext)
+            offsets = self._offset_vars(consumer)
+            args: list[Form] = []
+            for v, o in zip(consumer.spatial_root, offsets, strict=True):
+                f = forms.get(v)
+                args.append(None if f is None else Linear.of(o).add(f))
+            args += [forms.get(v) for v in consumer.reduce_root]
+            accesses: list[list[Form]] = []
+            assert consumer.compute is not None
+            formula_accesses(
+                consumer.compute.block,
+                args,
+                producer.value,
+                self.inlined,
+                accesses,
+                ext,  # type: ignore[arg-type]
+            )
+            inner = {v: ext[v] for v in consumer.leaves[k + 1 :]}
+            regions = infer_region(accesses, producer.shape, inner, {})
+            self._regions[key] = regions
+        env = {**vals, **dict(zip(self._offset_vars(consumer), inst.lo, strict=True))}
         lo, extent = [], []
-        for d, (r, size) in enumerate(
-            zip(infer_region(accesses, producer.shape, inner, {}), producer.shape, strict=True)
-        ):
+        for d, (r, size) in enumerate(zip(regions, producer.shape, strict=True)):
             if r.offset is None:
                 a, e = 0, size
             else:
-                if not r.offset.is_const():
+                offset = _subst(r.offset, env)
+                if offset is None or not offset.is_const():
                     raise DiagnosticError(
                         producer.op,
                         f"lower-te-to-accel: the region of '{producer.name}' in dimension {d} "
                         "depends on something other than the loops",
                     )
-                a, e = r.offset.const, r.extent
+                a, e = offset.const, r.extent
             b = min(a + e, size)
             a = max(a, 0)
             lo.append(a)
             extent.append(max(0, b - a))
         return lo, extent
+
+    def _offset_vars(self, stage: Stage) -> list[IterVar]:
+        """Symbols for where an instance of the stage starts, per spatial dimension."""
+        if stage.name not in self._offsets:
+            self._offsets[stage.name] = [
+                IterVar(f"{stage.name}.lo{d}", 1, False) for d in range(len(stage.spatial_root))
+            ]
+        return self._offsets[stage.name]
+
+    def _forms(self, stage: Stage, ext: dict[IterVar, int]) -> dict[IterVar, Form]:
+        key = (stage.name, tuple(ext[v] for v in stage.all_vars()))
+        if key not in self._root_forms:
+            self._root_forms[key] = root_forms(stage, ext)
+        return self._root_forms[key]
 
     # -- stages -------------------------------------------------------------------------------
 
@@ -441,6 +473,11 @@ class AccelLowering:
     def _source(self, stage: Stage) -> tuple[Stage, list[int]]:
         """The kernel argument a copy stage reads and the zero padding before each dimension
         (an inlined pad stage between them)."""
+        if stage.name not in self._sources:
+            self._sources[stage.name] = self._find_source(stage)
+        return self._sources[stage.name]
+
+    def _find_source(self, stage: Stage) -> tuple[Stage, list[int]]:
         compute = stage.compute
         assert compute is not None
         ops = list(compute.block.ops)
@@ -598,20 +635,12 @@ class AccelLowering:
             )
         ext = self._extents(stage, inst)
         tile = leaves[t:]
-        have = [(ext[v], v.reduce) for v in tile]
-        want = [(e, False) for e in intrinsic.spatial] + [(e, True) for e in intrinsic.reduce]
-        try:
-            if have != want:
-                raise NoMatch(f"the loops are {_show(have)}, the intrinsic's {_show(want)}")
-            match_structure(intrinsic.pattern, compute)
-        except NoMatch as err:
-            raise DiagnosticError(
-                where,
-                f"te.tensorize: the loops under '{leaves[t].name}' of '{stage.name}' do not "
-                f"match '{name}': {err}",
-            ) from None
+        if stage.name not in self._matched:
+            self._match(stage, tile, ext, intrinsic, name, where)
+            self._matched.add(stage.name)
         if self.measuring:
             return
+
         # `ext` stays the split relations' extents; `span` is how far each loop runs here
         span = self._trim_tails(stage, inst, vals, ext, leaves[k:t], where)
         vals = {**vals, **{v: 0 for v in leaves[k:t] if span[v] == 1}}
@@ -630,7 +659,7 @@ class AccelLowering:
                     "wgt copy computed inside it (te.cache_read ... scope, te.compute_at)",
                 )
             forms[src.scope] = self._entry_form(where, op, env, held, set(tile), span)
-        own = root_forms(stage, ext)
+        own = self._forms(stage, ext)
         acc = Linear({}, inst.base)
         for d, v in enumerate(stage.spatial_root[:-2]):
             f = _subst(own.get(v), vals)
@@ -647,6 +676,31 @@ class AccelLowering:
         loops_spec, uops = self._fold(where, spec, {b: f.const for b, f in forms.items()})
         self._emit_looped(GemmInsn, loops_spec, uops)
 
+    def _match(
+        self,
+        stage: Stage,
+        tile: list[IterVar],
+        ext: dict[IterVar, int],
+        intrinsic: TensorIntrinsic,
+        name: str | None,
+        where: Operation | None,
+    ) -> None:
+        """A located error unless the loops from `tile[0]` in are the intrinsic's block."""
+        compute = stage.compute
+        assert compute is not None
+        have = [(ext[v], v.reduce) for v in tile]
+        want = [(e, False) for e in intrinsic.spatial] + [(e, True) for e in intrinsic.reduce]
+        try:
+            if have != want:
+                raise NoMatch(f"the loops are {_show(have)}, the intrinsic's {_show(want)}")
+            match_structure(intrinsic.pattern, compute)
+        except NoMatch as err:
+            raise DiagnosticError(
+                where,
+                f"te.tensorize: the loops under '{tile[0].name}' of '{stage.name}' do not "
+                f"match '{name}': {err}",
+            ) from None
+
     def _trim_tails(
         self,
         stage: Stage,
@@ -660,7 +714,7 @@ class AccelLowering:
         axis would run past it (the last input-channel step of 3 blocks in steps of 2): the
         GEMM has no masking, so a partial step is a shorter loop."""
         out = dict(ext)
-        forms = root_forms(stage, ext)
+        forms = self._forms(stage, ext)
         limits = [*inst.ext, *(v.extent for v in stage.reduce_root)]
         for root, limit in zip([*stage.spatial_root, *stage.reduce_root], limits, strict=True):
             f = _subst(forms.get(root), vals)
