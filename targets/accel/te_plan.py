@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import ParseError
 
+from nnvm.dialects.te import TE
 from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.schedule import ReorderOp, ScheduleOp, SplitOp
@@ -98,10 +99,11 @@ def plan_layer_te(
 
 def parse_schedule(text: str) -> ScheduleOp:
     """A te.schedule from its text (UserError when it is not one)."""
-    from nnvm.registry import make_context
-
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(TE)
     try:
-        op = Parser(make_context(), text, "<schedule>").parse_op()
+        op = Parser(ctx, text, "<schedule>").parse_op()
     except ParseError as err:
         raise UserError(f"the layer's schedule does not parse: {err}") from None
     if not isinstance(op, ScheduleOp):
