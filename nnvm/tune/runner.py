@@ -42,6 +42,26 @@ class MeasureOptions:
     """Parallel builders (default: one per CPU, at most 8)."""
 
 
+def trial_record(
+    task: Task, candidate: Candidate, result: RunResult, started: float, ended: float
+) -> TrialRecord:
+    """The log's record of one measured candidate."""
+    return TrialRecord(
+        workload=task.workload,
+        task=task.name,
+        target=task.target.description,
+        shapes=task.shapes,
+        config=candidate.config,
+        schedule=candidate.schedule,
+        times_s=result.times_s,
+        error=result.error,
+        detail=result.detail[-2000:],
+        flops=task.flops,
+        started=started,
+        ended=ended,
+    )
+
+
 class Measurer(Protocol):
     """What the tuner needs of a runner: trial records for candidates, and a close."""
 
@@ -92,20 +112,7 @@ class Runner(ABC):
         results = [next(it) if j is not None else r for j, r in zip(jobs, results, strict=True)]
         ended = time.time()
         return [
-            TrialRecord(
-                workload=task.workload,
-                task=task.name,
-                target=task.target.description,
-                shapes=task.shapes,
-                config=c.config,
-                schedule=c.schedule,
-                times_s=r.times_s,
-                error=r.error,
-                detail=r.detail[-2000:],
-                flops=task.flops,
-                started=started,
-                ended=ended,
-            )
+            trial_record(task, c, r, started, ended)
             for c, r in zip(candidates, results, strict=True)
         ]
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from nnvm.registry import make_context
 from nnvm.support.diagnostics import parse_module
 from nnvm.support.tuning_log import TrialRecord
-from nnvm.tune.runner import MeasureOptions
+from nnvm.tune.measure import RunResult
+from nnvm.tune.runner import MeasureOptions, trial_record
 from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task, te_function
 
@@ -39,22 +40,9 @@ class SimulatorRunner:
             seconds, error, detail = task.target.simulate_kernel(
                 te_function(module), self.options.check
             )
-            records.append(
-                TrialRecord(
-                    workload=task.workload,
-                    task=task.name,
-                    target=task.target.description,
-                    shapes=task.shapes,
-                    config=c.config,
-                    schedule=c.schedule,
-                    times_s=[seconds] if error in ("ok", "wrong") else [],
-                    error=error,
-                    detail=detail[-2000:],
-                    flops=task.flops,
-                    started=started,
-                    ended=time.time(),
-                )
-            )
+            times = [seconds] if error in ("ok", "wrong") else []
+            result = RunResult(times, error, detail)
+            records.append(trial_record(task, c, result, started, time.time()))
         return records
 
     def close(self) -> None:

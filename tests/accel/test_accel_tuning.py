@@ -6,14 +6,10 @@ bit-exact."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from test_accel_target import _convs_model
 from xdsl.dialects.builtin import ModuleOp
 
 import nnvm
 from nnvm.compiler import build
-from nnvm.frontend import from_onnx
-from nnvm.quantize import quantize
 from nnvm.registry import make_context
 from nnvm.runtime import graph_runtime
 from nnvm.support.diagnostics import parse_module
@@ -109,15 +105,6 @@ func.func @f(%x: tensor<1x48x12x12xi8>, %w: tensor<40x48x3x3xi8>, %r: tensor<40x
     AccelApplyTuningLog(log=str(log)).apply(make_context(), module)
     (conv,) = [o for o in module.walk() if o.name == "accel.conv2d"]
     assert conv.attributes["schedule"].data == best.schedule
-
-
-@pytest.fixture(scope="module")
-def quantized():
-    model = _convs_model()
-    module, params = from_onnx(model)
-    cal = [onnx_models.random_inputs(model, seed=50 + k) for k in range(4)]
-    qm, qp, _ = quantize(module, params, cal, requant="shift", skip_first=False)
-    return model, qm, qp
 
 
 def test_model_tasks_and_a_tuned_build(quantized, tmp_path):
