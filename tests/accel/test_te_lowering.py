@@ -142,6 +142,7 @@ def test_without_tokens_the_stream_races():
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
+    b=st.integers(1, 3),
     c=st.integers(1, 48),
     o=st.integers(1, 40),
     h=st.integers(1, 9),
@@ -149,15 +150,16 @@ def test_without_tokens_the_stream_races():
     s=st.integers(1, 2),
     data=st.data(),
 )
-def test_any_tiling_is_exact_or_a_located_error(c, o, h, k, s, data):
-    """Random layers and tilings through the te path (tails in every split, tiles that do
-    not divide, either loop order, one or two virtual threads): the program computes the
-    reference's bits, or the lowering refuses with a located diagnostic, nothing else."""
+def test_any_tiling_is_exact_or_a_located_error(b, c, o, h, k, s, data):
+    """Random layers (batch 1 to 3) and tilings through the te path (tails in every split,
+    tiles that do not divide, either loop order, one or two virtual threads): the program
+    computes the reference's bits, or the lowering refuses with a located diagnostic, nothing
+    else."""
     p = data.draw(st.integers(0, k // 2))
     if (h + 2 * p - k) // s + 1 < 1:
         return
     cfg = DEFAULT_CONFIG
-    layer = Conv2dLayer(1, c, h, h, o, k, k, s, p)
+    layer = Conv2dLayer(b, c, h, h, o, k, k, s, p)
     ob, ib = -(-o // 16), -(-c // 16)
     tiling = Tiling(
         data.draw(st.integers(1, ob)),
@@ -183,6 +185,7 @@ def test_any_tiling_is_exact_or_a_located_error(c, o, h, k, s, data):
     )
     plan = LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)
     x, w, bias = _operands(0, c, o, h, k)
+    x = np.concatenate([x] + [np.roll(x, j, axis=1) for j in range(1, b)])  # b distinct images
     shifts = np.arange(o) % 5 + 6
     dram = plan.pack(x, w, bias, shifts)
     simulate(cfg, insns, dram)
