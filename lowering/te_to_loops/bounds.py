@@ -90,6 +90,43 @@ def _index_const(v: SSAValue) -> int | None:
     return None
 
 
+def index_form(
+    v: SSAValue, env: dict[SSAValue, Form], extents: dict[IterVar, int] | None = None
+) -> Form:
+    """An index value of a formula as a linear form of the values `env` knows (a formula's
+    axes), through index constants, +, -, * by a constant, and // and % by a constant where
+    `extents` bound the loops so that they stay linear (see formula_accesses); None where it
+    is not linear. Memoized in `env`."""
+    if v in env:
+        return env[v]
+    op = v.owner
+    form: Form = None
+    if isinstance(op, arith.ConstantOp):
+        c = _index_const(v)
+        form = Linear({}, c) if c is not None else None
+    elif isinstance(op, arith.AddiOp | arith.SubiOp):
+        a, b = index_form(op.lhs, env, extents), index_form(op.rhs, env, extents)
+        sign = 1 if isinstance(op, arith.AddiOp) else -1
+        form = None if a is None or b is None else a.add(b, sign)
+    elif isinstance(op, arith.MuliOp):
+        a, b = index_form(op.lhs, env, extents), index_form(op.rhs, env, extents)
+        if a is not None and b is not None and b.is_const():
+            form = a.scale(b.const)
+        elif a is not None and b is not None and a.is_const():
+            form = b.scale(a.const)
+    elif isinstance(op, arith.FloorDivSIOp | arith.RemSIOp):
+        a, b = index_form(op.lhs, env, extents), index_form(op.rhs, env, extents)
+        parts = None
+        if a is not None and b is not None and b.is_const() and b.const > 0:
+            parts = _divmod(a, b.const, extents or {})
+        if parts is not None:
+            form = parts[0] if isinstance(op, arith.FloorDivSIOp) else parts[1]
+    if not isinstance(v.type, IndexType):
+        form = None
+    env[v] = form
+    return form
+
+
 def formula_accesses(
     block: Block,
     args: list[Form],
@@ -103,51 +140,14 @@ def formula_accesses(
     With the loop `extents`, `x // c` and `x % c` stay linear where x's part that c does not
     divide provably lies in [0, c) (a packed layout read through a split loop)."""
     env: dict[SSAValue, Form] = dict(zip(block.args, args, strict=True))
-
-    def get(v: SSAValue) -> Form:
-        if v in env:
-            return env[v]
-        c = _index_const(v)
-        return Linear({}, c) if c is not None else None
-
     for op in block.ops:
         if isinstance(op, ReadOp):
-            idx = [get(i) for i in op.indices]
+            idx = [index_form(i, env, extents) for i in op.indices]
             if op.tensor == producer:
                 out.append(idx)
             elif op.tensor in inlined:
                 inner = inlined[op.tensor]
                 formula_accesses(inner.block, idx, producer, inlined, out, extents)
-            continue
-        if len(op.results) != 1 or not isinstance(op.results[0].type, IndexType):
-            continue
-        res = op.results[0]
-        if isinstance(op, arith.ConstantOp):
-            c = _index_const(res)
-            env[res] = Linear({}, c) if c is not None else None
-        elif isinstance(op, arith.AddiOp | arith.SubiOp):
-            a, b = get(op.lhs), get(op.rhs)
-            sign = 1 if isinstance(op, arith.AddiOp) else -1
-            env[res] = None if a is None or b is None else a.add(b, sign)
-        elif isinstance(op, arith.MuliOp):
-            a, b = get(op.lhs), get(op.rhs)
-            if a is not None and b is not None and b.is_const():
-                env[res] = a.scale(b.const)
-            elif a is not None and b is not None and a.is_const():
-                env[res] = b.scale(a.const)
-            else:
-                env[res] = None
-        elif isinstance(op, arith.FloorDivSIOp | arith.RemSIOp):
-            a, b = get(op.lhs), get(op.rhs)
-            parts = None
-            if a is not None and b is not None and b.is_const() and b.const > 0:
-                parts = _divmod(a, b.const, extents or {})
-            if parts is None:
-                env[res] = None
-            else:
-                env[res] = parts[0] if isinstance(op, arith.FloorDivSIOp) else parts[1]
-        else:
-            env[res] = None
 
 
 def _divmod(a: Linear, c: int, extents: dict[IterVar, int]) -> tuple[Linear, Linear] | None:

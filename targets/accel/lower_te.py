@@ -47,6 +47,7 @@ from nnvm.lowering.te_to_loops.bounds import (
     Form,
     Linear,
     formula_accesses,
+    index_form,
     infer_region,
     root_forms,
 )
@@ -142,27 +143,6 @@ def _subst(form: Form, vals: dict[IterVar, int]) -> Form:
         else:
             out.terms[k] = c
     return out
-
-
-def _index_form(v: SSAValue, env: dict[SSAValue, Form]) -> Form:
-    """An index value of a formula as a linear form of `env`'s block arguments."""
-    if v in env:
-        return env[v]
-    op = v.owner
-    if isinstance(op, arith.ConstantOp):
-        return Linear({}, int(op.value.value.data))  # type: ignore[attr-defined]
-    if isinstance(op, arith.AddiOp | arith.SubiOp):
-        a, b = _index_form(op.lhs, env), _index_form(op.rhs, env)
-        return (
-            None if a is None or b is None else a.add(b, 1 if isinstance(op, arith.AddiOp) else -1)
-        )
-    if isinstance(op, arith.MuliOp):
-        a, b = _index_form(op.lhs, env), _index_form(op.rhs, env)
-        if a is not None and b is not None and b.is_const():
-            return a.scale(b.const)
-        if a is not None and b is not None and a.is_const():
-            return b.scale(a.const)
-    return None
 
 
 class AccelLowering:
@@ -511,7 +491,7 @@ class AccelLowering:
         env = {a: Linear.of(a) for a in pad.block.args}
         lows = []
         for d, i in enumerate(reads[0].indices):
-            f = _index_form(i, env)
+            f = index_form(i, env)
             axis = pad.block.args[d]
             if f is None or f.terms != {axis: 1}:
                 raise DiagnosticError(src.op, f"lower-te-to-accel: '{src.name}' is not a pad")
@@ -748,7 +728,7 @@ class AccelLowering:
         """The buffer entry a read touches, as a linear form of the loops; its last two
         indices must be the intrinsic's block (one entry), the others free of it and inside
         the copy's region over the loops' ranges."""
-        idx = [_index_form(i, env) for i in read.indices]
+        idx = [index_form(i, env) for i in read.indices]
         entry = Linear({}, held.base)
         for d, f in enumerate(idx):
             if f is None:
@@ -907,7 +887,7 @@ class AccelLowering:
         and indices of the read they start from."""
         op = v.owner
         if isinstance(op, ReadOp):
-            idx = [_index_form(i, env) for i in op.indices]
+            idx = [index_form(i, env) for i in op.indices]
             src = self.state.by_value[op.tensor]
             if src.compute is not None and src.attach == "inline":  # follow its formula
                 inner = dict(zip(src.compute.block.args, idx, strict=True))
@@ -965,7 +945,7 @@ class AccelLowering:
                 )
             return value
         assert isinstance(op, ReadOp)
-        return self.state.by_value[op.tensor], [_index_form(i, env) for i in op.indices]
+        return self.state.by_value[op.tensor], [index_form(i, env) for i in op.indices]
 
     def _alu_entry(
         self, stage: Stage, src: Stage, forms: list[Form], lanes: list[Linear]
