@@ -10,17 +10,15 @@ import numpy as np
 from xdsl.dialects import func
 
 from nnvm.dialects.te.schedule import ScheduleOp
-from nnvm.dialects.te.stages import ScheduleState
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.targets.accel.config import AccelConfig
-from nnvm.targets.accel.conv2d_program import LayerPlan, layer_regions
+from nnvm.targets.accel.conv2d_program import LayerPlan
 from nnvm.targets.accel.reference import conv2d_int8
 from nnvm.targets.accel.simulator import simulate
 from nnvm.targets.accel.te_layer import layer_of_kernel
-from nnvm.targets.accel.te_plan import LAYER_REGIONS, lower_state, stream
+from nnvm.targets.accel.te_plan import plan_of_kernel, virtual_threads_of
 from nnvm.targets.accel.tiling import Conv2dLayer
-from nnvm.targets.accel.tokens import insert_tokens
 
 
 def simulate_layer_kernel(cfg: AccelConfig, fn: func.FuncOp, check: bool) -> tuple[float, str, str]:
@@ -28,30 +26,22 @@ def simulate_layer_kernel(cfg: AccelConfig, fn: func.FuncOp, check: bool) -> tup
     layer = layer_of_kernel(fn)
     if layer is None:
         return 0.0, "build", "not an accelerator layer kernel (te_layer.layer_kernel makes those)"
+    sched = next((op for op in fn.body.block.ops if isinstance(op, ScheduleOp)), None)
+    if sched is None:
+        return 0.0, "build", "the layer kernel has no te.schedule"
     try:
-        state = ScheduleState(fn)
-        state.apply_all()
-        program = lower_state(cfg, state, LAYER_REGIONS)
+        plan = plan_of_kernel(cfg, layer, fn, None, virtual_threads_of(sched))
     except DiagnosticError as err:
         return 0.0, "build", err.message
-    regions, size = layer_regions(cfg, layer, len(program.uops))
+    except UserError as err:  # the stream around the program: placing it, its tokens
+        return 0.0, "run", err.message
     try:
-        insns = insert_tokens(
-            stream(cfg, program, {n: r.offset for n, r in regions.items()}), program.uops
-        )
-        seconds = simulate(cfg, insns, None).seconds(cfg)
+        seconds = simulate(cfg, plan.insns, None).seconds(cfg)
     except UserError as err:
         return 0.0, "run", err.message
-    if check:
-        vt = 2 if any(p.name == "te.double_buffer" for p in _primitives(fn)) else 1
-        plan = LayerPlan(cfg, layer, None, vt, insns, program.uops, regions, size)
-        if not _exact(plan, layer):
-            return seconds, "wrong", "the output differs from the numpy int8 reference"
+    if check and not _exact(plan, layer):
+        return seconds, "wrong", "the output differs from the numpy int8 reference"
     return seconds, "ok", ""
-
-
-def _primitives(fn: func.FuncOp) -> list:
-    return [p for op in fn.body.block.ops if isinstance(op, ScheduleOp) for p in op.primitives]
 
 
 def _exact(plan: LayerPlan, layer: Conv2dLayer) -> bool:

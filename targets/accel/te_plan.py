@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import ParseError
 from nnvm.dialects.te import TE
 from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.exprs import element_bits
-from nnvm.dialects.te.schedule import ReorderOp, ScheduleOp, SplitOp
+from nnvm.dialects.te.schedule import DoubleBufferOp, ReorderOp, ScheduleOp, SplitOp
 from nnvm.dialects.te.stages import ScheduleState
 from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
@@ -84,17 +84,30 @@ def plan_layer_te(
         assert ret is not None
         fn.body.block.insert_op_before(sched, ret)
         t = tiling_of(sched)
-        virtual_threads = 2 if any(p.name == "te.double_buffer" for p in sched.primitives) else 1
+        virtual_threads = virtual_threads_of(sched)
     try:
-        state = ScheduleState(fn)
-        state.apply_all()
-        program = lower_state(cfg, state, LAYER_REGIONS)
+        return plan_of_kernel(cfg, layer, fn, t, virtual_threads)
     except DiagnosticError as err:
         raise UserError(f"{layer}: {err.message}") from None
+
+
+def plan_of_kernel(
+    cfg: AccelConfig, layer: Conv2dLayer, fn: func.FuncOp, tiling: Tiling | None, vt: int
+) -> LayerPlan:
+    """The program of `layer`'s kernel with its te.schedule, in the layer's DRAM image, with
+    its uop LOAD, FINISH and tokens; a DiagnosticError where the schedule does not lower."""
+    state = ScheduleState(fn)
+    state.apply_all()
+    program = lower_state(cfg, state, LAYER_REGIONS)
     regions, size = layer_regions(cfg, layer, len(program.uops))
     offsets = {name: r.offset for name, r in regions.items()}
     insns = insert_tokens(stream(cfg, program, offsets), program.uops)
-    return LayerPlan(cfg, layer, t, virtual_threads, insns, program.uops, regions, size)
+    return LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)
+
+
+def virtual_threads_of(sched: ScheduleOp) -> int:
+    """2 where a layer schedule double-buffers its on-chip stages, else 1."""
+    return 2 if any(isinstance(p, DoubleBufferOp) for p in sched.primitives) else 1
 
 
 def parse_schedule(text: str) -> ScheduleOp:

@@ -14,20 +14,17 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_accel_layers import MOBILENETV2_CONVS, RESNET18_CONVS, _operands
 
-from nnvm.dialects.te.stages import ScheduleState
 from nnvm.registry import make_context
 from nnvm.support.diagnostics import DiagnosticError, parse_module
 from nnvm.targets.accel.config import DEFAULT_CONFIG
 from nnvm.targets.accel.conv2d_program import (
-    LayerPlan,
     conv2d_program,
-    layer_regions,
     plan_layer,
 )
 from nnvm.targets.accel.reference import conv2d_int8
 from nnvm.targets.accel.simulator import simulate
 from nnvm.targets.accel.te_layer import scheduled_kernel
-from nnvm.targets.accel.te_plan import LAYER_REGIONS, lower_state, plan_layer_te, stream
+from nnvm.targets.accel.te_plan import plan_layer_te, plan_of_kernel
 from nnvm.targets.accel.tiling import Conv2dLayer, Tiling, choose_tiling
 from nnvm.targets.accel.tokens import insert_tokens
 
@@ -91,15 +88,9 @@ def test_schedule_text_round_trips_to_the_same_program():
     assert 'te.double_buffer "inp.local"' in text
     module = parse_module(make_context(), f"builtin.module {{\n{text}\n}}", "<kernel>")
     fn = next(op for op in module.walk() if op.name == "func.func")
-    state = ScheduleState(fn)
-    state.apply_all()
-    program = lower_state(cfg, state, LAYER_REGIONS)
-    regions, _ = layer_regions(cfg, layer, len(program.uops))
-    insns = insert_tokens(
-        stream(cfg, program, {n: r.offset for n, r in regions.items()}), program.uops
-    )
+    parsed = plan_of_kernel(cfg, layer, fn, tiling, 2)
     direct = plan_layer_te(cfg, layer, True, 2)
-    assert insns == direct.insns and program.uops == direct.uops
+    assert parsed.insns == direct.insns and parsed.uops == direct.uops
 
 
 def test_tokens_from_ranges_run_the_handwritten_stream():
@@ -170,23 +161,16 @@ def test_any_tiling_is_exact_or_a_located_error(b, c, o, h, k, s, data):
     )
     vt = data.draw(st.integers(1, 2))
     fn = scheduled_kernel(cfg, layer, tiling, vt, False, None)
-    state = ScheduleState(fn)
-    state.apply_all()
     try:
-        program = lower_state(cfg, state, LAYER_REGIONS)
+        plan = plan_of_kernel(cfg, layer, fn, tiling, vt)
     except DiagnosticError as err:
         assert err.op is not None and err.message.startswith(("lower-te-to-accel", "te."))
         event(f"refused: {err.message[:60]}")
         return
     event("simulated")
-    regions, size = layer_regions(cfg, layer, len(program.uops))
-    insns = insert_tokens(
-        stream(cfg, program, {n: r.offset for n, r in regions.items()}), program.uops
-    )
-    plan = LayerPlan(cfg, layer, tiling, vt, insns, program.uops, regions, size)
     x, w, bias = _operands(0, c, o, h, k)
     x = np.concatenate([x] + [np.roll(x, j, axis=1) for j in range(1, b)])  # b distinct images
     shifts = np.arange(o) % 5 + 6
     dram = plan.pack(x, w, bias, shifts)
-    simulate(cfg, insns, dram)
+    simulate(cfg, plan.insns, dram)
     np.testing.assert_array_equal(plan.output(dram), conv2d_int8(x, w, bias, s, p, shifts, False))
