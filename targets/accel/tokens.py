@@ -32,6 +32,7 @@ from nnvm.support.diagnostics import DiagnosticError
 from nnvm.support.errors import UserError
 from nnvm.targets.accel.dialect import ProgramOp
 from nnvm.targets.accel.isa import AluInsn, Buffer, FinishInsn, GemmInsn, Insn, MemInsn, Uop
+from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
 from nnvm.targets.accel.simulator import module_of
 
 Ranges = dict[str, tuple[int, int]]
@@ -156,8 +157,6 @@ class AccelInsertTokens(ModulePass):
     name = "accel-insert-tokens"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnvm.targets.accel.program_ir import ir_to_program, program_to_ir
-
         for program in [p for p in op.walk() if isinstance(p, ProgramOp)]:
             try:
                 insns, uops = ir_to_program(program)  # type: ignore[arg-type]
