@@ -16,8 +16,11 @@ stage computed at a loop under a blockIdx-bound axis becomes one workgroup buffe
 strided share of the tile, between two `gpu.barrier`s; a "local" stage computed under a
 threadIdx-bound axis is the thread's private buffer.
 
+A reduction axis bound to a thread index is a cross-thread reduction (cross_thread.py): each
+thread's partial in a register, then a tree over the block's threads in shared memory.
+
 Errors located at the primitive: a thread index bound twice in one kernel, a block of more
-threads than `max_threads`, a bound reduction axis (its iterations would race), shared memory
+threads than `max_threads`, a reduction axis bound to a block index, shared memory
 over the target's limit, a shared stage outside a block or under a masked thread axis, a local
 stage outside a thread, a scope the target does not declare."""
 
@@ -36,6 +39,7 @@ from nnvm.dialects.te.analysis import is_te_kernel
 from nnvm.dialects.te.schedule import CacheReadOp
 from nnvm.dialects.te.stage_tree import IterVar, Stage
 from nnvm.dialects.te.stages import ScheduleState
+from nnvm.lowering.te_to_gpu.cross_thread import CrossThreadReductions
 from nnvm.lowering.te_to_gpu.memory_scopes import (
     MAX_SHARED_BYTES,
     ScopedStages,
@@ -43,7 +47,7 @@ from nnvm.lowering.te_to_gpu.memory_scopes import (
     merge_barriers,
     scoped_stages,
 )
-from nnvm.lowering.te_to_loops.emitter import Scope, Val
+from nnvm.lowering.te_to_loops.emitter import Nest, Scope, Val
 from nnvm.lowering.te_to_loops.kernel import NATIVE_BITS, KernelGenerator
 from nnvm.lowering.te_to_loops.lower_te_to_loops import lower_empty_kernel, rewrite_calls
 from nnvm.support.diagnostics import DiagnosticError
@@ -70,9 +74,10 @@ def bound_index(var: IterVar) -> tuple[str, str] | None:
     return THREAD_INDICES[name]
 
 
-class GpuKernelGenerator(ScopedStages, KernelGenerator):
+class GpuKernelGenerator(CrossThreadReductions, ScopedStages, KernelGenerator):
     """The loop-nest emitter with bound loops as GPU indices, each root stage with bound loops
-    outlined into a kernel, shared and local stages in workgroup and private buffers."""
+    outlined into a kernel, shared and local stages in workgroup and private buffers, bound
+    reduction axes as cross-thread reductions."""
 
     def __init__(
         self,
@@ -104,15 +109,23 @@ class GpuKernelGenerator(ScopedStages, KernelGenerator):
             self._outline(stage, marker, dims)
 
     def emit_bound(
-        self, leaf: IterVar, static: int, ub: SSAValue | None, body: Callable[[Val], None]
+        self,
+        leaf: IterVar,
+        static: int,
+        ub: SSAValue | None,
+        body: Callable[[Val], None],
+        nest: Nest,
+        scope: Scope,
+        vals: dict[IterVar, Val],
     ) -> None:
         where = bound_index(leaf)
         assert where is not None
-        if leaf.reduce:
+        if leaf.reduce and where[0] == "blockIdx":
             raise DiagnosticError(
                 leaf.annotated_by,
-                f"te.bind: the reduction axis '{leaf.name}' cannot be bound to a thread index "
-                "(its iterations update the same element; rfactor it first)",
+                f"te.bind: the reduction axis '{leaf.name}' cannot be bound to a block index "
+                "(blocks cannot combine their results; bind it to a thread index, or rfactor "
+                "it first)",
             )
         if self._dims is None:
             raise DiagnosticError(
@@ -142,7 +155,9 @@ class GpuKernelGenerator(ScopedStages, KernelGenerator):
         ssa.name_hint = f"{'bid' if where[0] == 'blockIdx' else 'tid'}_{where[1]}"
         self.enter_bound(leaf, where, static, masked=ub is not None)
         try:
-            if ub is None:
+            if leaf.reduce:
+                self.emit_cross_thread(leaf, where[1], ssa, static, ub, body, nest, scope, vals)
+            elif ub is None:
                 body(Val(ssa))
             else:
                 inside = self.add1(arith.CmpiOp(ssa, ub, "slt"))

@@ -114,8 +114,9 @@ class ScopedStages(LoopNestEmitter):
     def init_scopes(self, scopes: dict[str, tuple[str, CacheReadOp]], limit: int) -> None:
         self.scopes = scopes
         self.max_shared_bytes = limit
-        self.barriers: dict[Operation, CacheReadOp] = {}
-        """Each barrier emitted, by the cache_read it synchronizes (for check_uniform)."""
+        self.barriers: dict[Operation, Operation] = {}
+        """Each barrier emitted, by the primitive it synchronizes (the cache_read of a shared
+        copy, the bind of a cross-thread reduction; for check_uniform)."""
         self.start_kernel()
 
     def start_kernel(self) -> None:
@@ -363,10 +364,11 @@ class ScopedStages(LoopNestEmitter):
         self.add(scf.ForOp(tid, self.index(total), self.index(max(stride, 1)), [], Region(body)))
 
 
-def check_uniform(kernel: gpu.FuncOp, barriers: dict[Operation, CacheReadOp]) -> None:
+def check_uniform(kernel: gpu.FuncOp, barriers: dict[Operation, Operation]) -> None:
     """Every barrier of `kernel` is reached by all of its block's threads: no `scf.if` or
     `scf.for` around it whose condition or bounds depend on the thread index (or on memory).
-    A located error at the cache_read whose copy the barrier guards otherwise."""
+    A located error at the cache_read whose copy the barrier guards (or the bind of a
+    cross-thread reduction) otherwise."""
     varying: set[SSAValue] = set()
     for op in kernel.walk():
         if isinstance(op, gpu.ThreadIdOp | gpu.LaneIdOp | memref.LoadOp) or any(
@@ -389,11 +391,19 @@ def check_uniform(kernel: gpu.FuncOp, barriers: dict[Operation, CacheReadOp]) ->
             else:
                 parent = parent.parent_op()
                 continue
+            if isinstance(prim, CacheReadOp):
+                raise DiagnosticError(
+                    prim,
+                    f"te.cache_read: the barrier of the shared stage '{prim.result.data}' is "
+                    f"under {what} that differs between the block's threads, so some threads "
+                    "would not reach it (compute the stage at a loop whose bounds every thread "
+                    "shares)",
+                )
             raise DiagnosticError(
                 prim,
-                f"te.cache_read: the barrier of the shared stage '{prim.result.data}' is under "
-                f"{what} that differs between the block's threads, so some threads would not "
-                "reach it (compute the stage at a loop whose bounds every thread shares)",
+                f"te.bind: the barriers of the cross-thread reduction are under {what} that "
+                "differs between the block's threads, so some threads would not reach them "
+                "(bind the thread axes outside it without a masked tail)",
             )
 
 

@@ -177,7 +177,7 @@ class LoopNestEmitter(TensorizeEmitter):
                 is_full = self.add1(arith.CmpiOp(ub_dyn, self.index(static), "eq"))
                 self.emit_if(is_full, unguarded, guarded_each)
         elif ann is not None and ann.startswith("bind(") and mode == "main":
-            self.emit_bound(leaf, static, ub_dyn, inner)
+            self.emit_bound(leaf, static, ub_dyn, inner, nest, scope, vals)
         elif ann == "parallel" and mode == "main" and not scope.in_parallel:
             self.emit_parallel(
                 leaf,
@@ -201,9 +201,13 @@ class LoopNestEmitter(TensorizeEmitter):
         static: int,
         ub: SSAValue | None,
         body: Callable[[Val], None],
+        nest: Nest,
+        scope: Scope,
+        vals: dict[IterVar, Val],
     ) -> None:
         """A loop bound to a GPU thread index: a serial loop here; the GPU lowering (which
-        alone accepts `te.bind`) replaces it by the thread's index under a bound check."""
+        alone accepts `te.bind`) replaces it by the thread's index under a bound check (a
+        bound reduction axis by a cross-thread reduction)."""
         self.emit_for(leaf, self.index(0), ub or self.index(static), 1, lambda iv: body(Val(iv)))
 
     def emit_parallel(

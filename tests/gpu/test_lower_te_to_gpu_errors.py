@@ -40,7 +40,18 @@ def lower(tmp_path, n: int, m: int, schedule: str) -> subprocess.CompletedProces
             '    te.bind "y" o to "threadIdx.x"\n    te.bind "y" t to "threadIdx.x"',
             "threadIdx.x is already bound to axis 'o'",
         ),
-        (64, '    te.bind "y" k to "threadIdx.x"', "the reduction axis 'k' cannot be bound"),
+        (64, '    te.bind "y" k to "blockIdx.x"', "cannot be bound to a block index"),
+        (
+            64,
+            '    te.reorder "y" (k, i)\n    te.bind "y" k to "threadIdx.x"',
+            "the spatial axis 'i' is inside it",
+        ),
+        (
+            64,
+            '    te.split "y" i by 48 -> (o, t)\n    te.bind "y" t to "threadIdx.y"\n'
+            '    te.bind "y" k to "threadIdx.x"',
+            "barriers of the cross-thread reduction are under a condition",
+        ),
         (64, '    te.bind "y" i to "warp.x"', "unknown thread index 'warp.x'"),
         (64, '    te.bind "y" i to "blockIdx.x"\n    te.bind "y" i to "threadIdx.x"', "already"),
     ],

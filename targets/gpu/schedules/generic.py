@@ -1,6 +1,7 @@
 """The GPU generic schedules: a root stage's spatial axes fused and split into blocks of
 `block` threads (one output element per thread, a reduction a serial loop in it); a long
-reduction into few outputs is split across a block's threads first (rfactor: a row per block)."""
+reduction into few outputs is spread over a block's threads (a row per block, combined as a tree
+in shared memory)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from nnvm.dialects.te.schedule import (
     CacheWriteOp,
     ComputeAtOp,
     FuseOp,
-    RFactorOp,
+    ReorderOp,
     SplitOp,
 )
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, Template
@@ -87,7 +88,6 @@ class GpuScheduler(KernelScheduler):
         spatial, shape = list(op.spatial_names), list(op.shape)
         if math.prod(shape) < FEW_OUTPUTS and op.reduce_shape[-1] >= 2 * self.block:
             self.across_threads(name, op)
-            self.flat(name, spatial, shape)
             return
         if not self.private or not spatial:
             self.flat(name, spatial, shape)
@@ -98,20 +98,22 @@ class GpuScheduler(KernelScheduler):
         self.prims.append(ComputeAtOp.make(acc, name, thread))
 
     def across_threads(self, name: str, op: ComputeOp) -> None:
-        """Row per block: the innermost reduction axis split by the block size, its inner part
-        rfactored into `name.rf` (a partial result per thread, bound to threadIdx.x, each
-        thread striding over the row so neighbours read neighbouring elements); `name` then
-        reduces the block's partials."""
+        """Row per block: the outputs (fused) on blockIdx.x, the innermost reduction axis split
+        by the block size with its inner part bound to threadIdx.x, outside the rest of the
+        reduction, so each thread accumulates a strided share of the row (neighbours read
+        neighbouring elements) and the block combines the shares as a tree in shared memory
+        (a cross-thread reduction: one kernel)."""
         k = op.reduce_names[-1]
-        rf = f"{name}.rf"
         p = self.prims
         p.append(SplitOp.make(name, k, self.block, None, f"{k}.o", f"{k}.i"))
-        p.append(RFactorOp.make(name, f"{k}.i", rf))
         spatial = list(op.spatial_names)
+        row: list[str] = []
         if spatial:
-            row = spatial[0]
+            row = [spatial[0]]
             if len(spatial) > 1:
-                row = f"{rf}.row"
-                p.append(FuseOp.make(rf, spatial, row))
-            p.append(bind(rf, row, "blockIdx.x"))
-        p.append(bind(rf, f"{k}.i", "threadIdx.x"))
+                row = [f"{name}.row"]
+                p.append(FuseOp.make(name, spatial, row[0]))
+            p.append(bind(name, row[0], "blockIdx.x"))
+        rest = [*op.reduce_names[:-1], f"{k}.o"]
+        p.append(ReorderOp.make(name, [*row, f"{k}.i", *rest]))
+        p.append(bind(name, f"{k}.i", "threadIdx.x"))
