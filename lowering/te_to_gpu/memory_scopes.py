@@ -127,6 +127,7 @@ class ScopedStages(LoopNestEmitter):
         self._known: dict[IterVar, Val] = {}
         self._ranges: dict[IterVar, int] = {}
         self._shared: dict[Stage, tuple[SSAValue, list[int]]] = {}
+        self._double_after: set[Operation] = set()
         self.shared_bytes = 0
 
     def enter_bound(self, leaf: IterVar, where: tuple[str, str], extent: int, masked: bool) -> None:
@@ -158,6 +159,12 @@ class ScopedStages(LoopNestEmitter):
         if kind == "shared":
             assert prim is not None
             return self._emit_shared(prim, producer, nest, scope, leaves, k, vals)
+        if kind == "local" and producer.double_buffer is not None:
+            raise DiagnosticError(
+                producer.double_buffer,
+                f"te.double_buffer: the local stage '{producer.name}' is a thread's private "
+                "buffer, which nothing else writes; only shared stages alternate two tiles",
+            )
         if kind == "local" and not _under(producer, "threadIdx"):
             assert prim is not None
             raise DiagnosticError(
@@ -280,6 +287,9 @@ class ScopedStages(LoopNestEmitter):
                         "the loops)",
                     )
         shape = [r.extent for r in regions]
+        slot_iv = self._double_buffer_loop(producer, leaves[k], vals)
+        if slot_iv is not None:
+            shape = [2 * shape[0], *shape[1:]]  # two tiles, one above the other
         elt = producer.value.type.element_type  # type: ignore[attr-defined]
         found = self._shared.get(producer)
         if found is not None and found[1] == shape:
@@ -304,21 +314,67 @@ class ScopedStages(LoopNestEmitter):
                 scope.alloca_block.insert_op_before(alloca, first)
             buf = alloca.results[0]
             self._shared[producer] = (buf, shape)
-        if not isinstance(self.block.last_op, gpu.BarrierOp):
-            self.barriers[self.add(gpu.BarrierOp())] = prim
+        last = self.block.last_op  # before the region's index arithmetic
         offsets = [
             None if r.offset is None else materialize(self, r.offset, known) for r in regions
         ]
         view = View(buf, offsets)
-        self._copy_together(producer, scope, regions, view)
-        self.barriers[self.add(gpu.BarrierOp())] = prim
+        if slot_iv is None:
+            if not isinstance(self.block.last_op, gpu.BarrierOp):
+                self.barriers[self.add(gpu.BarrierOp())] = prim
+        else:
+            # iteration i fills tile i % 2, which iteration i - 1 did not read: every thread
+            # passed iteration i - 1's barrier after its copy, so it is done with iteration
+            # i - 2's reads. Only the loop's first iteration waits (a loop around it may have
+            # read that tile last); copies in a row share the barrier after the last of them.
+            if isinstance(last, gpu.BarrierOp) and last in self._double_after:
+                self.barriers.pop(last, None)
+                self.block.erase_op(last)
+            else:
+                first = self.add1(arith.CmpiOp(slot_iv, self.index(0), "eq"))
+                self.emit_if(first, lambda: self._barrier_for(prim))
+            slot = self.add1(arith.RemUIOp(slot_iv, self.index(2)))
+            shift = self.add1(arith.MuliOp(slot, self.index(shape[0] // 2)))
+            top = self.index(0) if offsets[0] is None else offsets[0]
+            view = View(buf, [self.add1(arith.SubiOp(top, shift)), *offsets[1:]])
+        self._copy_together(producer, scope, regions, offsets, view)
+        after = self.add(gpu.BarrierOp())
+        self.barriers[after] = prim
+        if slot_iv is not None:
+            self._double_after.add(after)
         return scope.with_view(producer, view)
 
+    def _barrier_for(self, prim: CacheReadOp) -> None:
+        self.barriers[self.add(gpu.BarrierOp())] = prim
+
+    def _double_buffer_loop(
+        self, producer: Stage, leaf: IterVar, vals: dict[IterVar, Val]
+    ) -> SSAValue | None:
+        """The iteration value of the serial loop a double-buffered shared stage alternates
+        over (its compute_at loop); None when the stage is not double-buffered."""
+        prim = producer.double_buffer
+        if prim is None:
+            return None
+        v = vals.get(leaf)
+        if (leaf.annotation or "").startswith("bind(") or v is None or v.kind != "u":
+            raise DiagnosticError(
+                prim,
+                f"te.double_buffer: '{producer.name}' is computed at '{leaf.name}', which is "
+                "not a serial loop (its two tiles alternate between that loop's iterations)",
+            )
+        return v.ssa
+
     def _copy_together(
-        self, producer: Stage, scope: Scope, regions: list[DimRegion], view: View
+        self,
+        producer: Stage,
+        scope: Scope,
+        regions: list[DimRegion],
+        offsets: list[SSAValue | None],
+        view: View,
     ) -> None:
-        """`for e in [tid, size) step threads`: element e of the region (row-major) copied by
-        the producer's formula, unless it lies past the tensor's edge."""
+        """`for e in [tid, size) step threads`: element e of the region (row-major; the
+        region starts at `offsets` in the tensor) copied by the producer's formula into
+        `view`, unless it lies past the tensor's edge."""
         compute = producer.compute
         assert compute is not None
         shape = [r.extent for r in regions]
@@ -349,14 +405,14 @@ class ScopedStages(LoopNestEmitter):
                     rest = Val(self.add1(arith.DivUIOp(rest.ssa, size)))
             constraints = []
             for d, r in enumerate(regions):
-                off = view.offsets[d]
+                off = offsets[d]
                 if r.guard_high:
                     constraints.append(Constraint(roots[d], off, producer.shape[d]))
                 if r.guard_low:
                     constraints.append(Constraint(roots[d], off, producer.shape[d], lower=True))
             ext = {v: shape[d] for d, v in enumerate(roots)}
             pnest = Nest(
-                producer, compute, ext, list(view.offsets), constraints, view, compute.element_type
+                producer, compute, ext, list(offsets), constraints, view, compute.element_type
             )
             self.guarded(constraints, vals, lambda: emit_update(self, pnest, scope, vals))
             self.add(scf.YieldOp())

@@ -85,8 +85,10 @@ def test_shared_tile_matmuls_match_the_reference(case) -> None:
     module = op_module(cls, [tensor(s, f32) for s in shapes])
     scopes = [p.scope_name for p in schedule_of(module).primitives if isinstance(p, CacheReadOp)]
     assert scopes == ["shared", "shared"]  # both operands staged in shared memory
-    # one barrier before the two copies, one after: the one between them is merged away
-    assert ir_text(lowered(module)).count("llvm.nvvm.barrier0") == 2
+    # double-buffered: one barrier per step after both copies (the tiles alternate, so the
+    # copy needs no barrier before it), and one at the first step only
+    text = ir_text(lowered(module))
+    assert text.count("llvm.nvvm.barrier0") == 2 and "llvm.urem" in text
     inputs = random_inputs(module, seed=5)
     want = np.asarray(run_reference(module, None, inputs, function="k")[0])
     np.testing.assert_allclose(run_emulated(module, inputs), want, rtol=1e-5, atol=1e-5)
@@ -128,7 +130,7 @@ def test_shared_tile_kernels_pass_ptxas(case, arch: str) -> None:
     assert ".shared .align" in ptx and "bar.sync" in ptx
     assert "ld.shared" in ptx and "st.shared" in ptx
     (res,) = run_ptxas(ptx, arch)
-    assert 0 < res.shared_bytes <= 2 * 64 * 16 * 4 and res.spill_bytes == 0, res
+    assert 0 < res.shared_bytes <= 2 * 2 * 64 * 16 * 4 and res.spill_bytes == 0, res
 
 
 MM = """
@@ -183,6 +185,36 @@ def test_a_hand_scheduled_shared_tile_runs_and_prints_its_barriers() -> None:
     out = np.full((37, 29), np.nan, np.float32)
     run_plan(run, [a.ctypes.data, b.ctypes.data, out.ctypes.data])
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_double_buffered_shared_tile_alternates_its_two_halves() -> None:
+    text = MM.format(**GOOD).replace(
+        '    te.compute_at "A.sh" at "C.acc" ko\n',
+        '    te.compute_at "A.sh" at "C.acc" ko\n    te.double_buffer "A.sh"\n',
+    )
+    module = _lower(text)
+    lowered = ir_text(module)
+    assert "memref<16x8xf32, 3 : i64>" in lowered  # two 8 x 8 tiles
+    kernel = lowered.split("func.func @mm")[0]
+    assert kernel.count('"gpu.barrier"') == 2  # after the copy, and before it at ko == 0 only
+    assert "arith.remui %ko, %c2" in kernel
+    ConvertGpuToLLVM().apply(CTX, module)
+    run = load_emulated(EMULATED.emit_kernel(module, "mm"), "mm")
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((37, 45)).astype(np.float32)
+    b = rng.standard_normal((45, 29)).astype(np.float32)
+    out = np.full((37, 29), np.nan, np.float32)
+    run_plan(run, [a.ctypes.data, b.ctypes.data, out.ctypes.data])
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_double_buffered_local_stage_is_a_located_error() -> None:
+    text = MM.format(**{**GOOD, "scope": "local"}).replace(
+        '    te.compute_at "A.sh" at "C.acc" ko\n',
+        '    te.compute_at "A.sh" at "C.acc" ko\n    te.double_buffer "A.sh"\n',
+    )
+    with pytest.raises(DiagnosticError, match="the local stage 'A.sh' is a thread's private"):
+        _lower(text)
 
 
 def test_a_local_stage_is_a_private_buffer() -> None:

@@ -2,8 +2,12 @@
 computes a TILE x TILE output tile (blockIdx.(y, x), batch axes fused on blockIdx.z); per step of
 K_STEP along the reduction, the block's TILE x K_STEP tile of the left operand and K_STEP x TILE
 tile of the right one are copied into shared memory by all its threads together
-(`te.cache_read ... scope "shared"` computed at the step loop), and each thread accumulates a
-MICRO x MICRO register tile from them (unrolled). Tails of M, N and K are masked by the lowering.
+(`te.cache_read ... scope "shared"` computed at the step loop, double-buffered: the two tiles of
+each alternate between steps, so a step needs one barrier), and each thread accumulates a
+MICRO x MICRO register tile of adjacent outputs from them (unrolled; rows and columns THREADS
+apart would spare the shared tiles' 2-way bank conflicts, but the register tile is a bounding box
+of what a thread computes, so it would grow to 49 x 49). Tails of M, N and K are masked by the
+lowering.
 Shapes it does not suit (small M or N, operands read twice or through non-affine indices) get
 the register-tile template of tiled.py."""
 
@@ -13,6 +17,7 @@ from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     CacheReadOp,
     ComputeAtOp,
+    DoubleBufferOp,
     ReorderOp,
     SplitOp,
     UnrollOp,
@@ -97,3 +102,4 @@ def shared_matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
         copy = f"{stage}.{side}.shared"
         p.append(CacheReadOp.make(name, [stage], copy, scope="shared"))
         p.append(ComputeAtOp.make(copy, stage, f"{k}.o"))
+        p.append(DoubleBufferOp.make(copy))
