@@ -63,3 +63,39 @@ func.func @rowsum_local(%x: tensor<40x20xf32>) -> tensor<40xf32> {
   }
   func.return %y : tensor<40xf32>
 }
+
+// -----
+
+// The same shared stage double-buffered: two 8 x 8 tiles, one above the other (16 x 8). Step ko
+// fills tile ko % 2 (the view's row offset moved down by 8 rows on odd steps), so no barrier
+// is needed before the copy except at the loop's first step; one barrier after it.
+// CHECK-LABEL: sym_name = "rowsum_double_kernels"
+// CHECK:          %x.s = memref.alloca() {alignment = 64 : i64} : memref<16x8xf32, 3 : i64>
+// CHECK:          scf.for %ko = %c0 to %c3 step %c1 {
+// CHECK-NOT:        "gpu.barrier"
+// CHECK:            %[[FIRST:.*]] = arith.cmpi eq, %ko, %c0 : index
+// CHECK-NEXT:       scf.if %[[FIRST]] {
+// CHECK-NEXT:         "gpu.barrier"() : () -> ()
+// CHECK-NEXT:       }
+// CHECK-NEXT:       %[[SLOT:.*]] = arith.remui %ko, %c2 : index
+// CHECK-NEXT:       %[[SHIFT:.*]] = arith.muli %[[SLOT]], %c8 : index
+// CHECK-NEXT:       %{{.*}} = arith.subi %{{.*}}, %[[SHIFT]] : index
+// CHECK:            scf.for %copy = %{{.*}} to %c64 step %c8 {
+// CHECK:              memref.store %{{.*}}, %x.s[%{{.*}}, %{{.*}}] : memref<16x8xf32, 3 : i64>
+// CHECK:            "gpu.barrier"() : () -> ()
+// CHECK-NEXT:       %{{.*}} = arith.muli %ko, %c8 : index
+// CHECK-NOT:        "gpu.barrier"
+// CHECK:      func.func @rowsum_double
+func.func @rowsum_double(%x: tensor<40x20xf32>) -> tensor<40xf32> {
+  %y = te.compute "y" [i] sum [k : 20] = %x[i, k] : (tensor<40x20xf32>) -> tensor<40xf32>
+  te.schedule {
+    te.split "y" i by 8 -> (b, t)
+    te.split "y" k by 8 -> (ko, ki)
+    te.bind "y" b to "blockIdx.x"
+    te.bind "y" t to "threadIdx.x"
+    te.cache_read "arg0" for ["y"] -> "x.s" scope "shared"
+    te.compute_at "x.s" at "y" ko
+    te.double_buffer "x.s"
+  }
+  func.return %y : tensor<40xf32>
+}

@@ -314,15 +314,14 @@ class ScopedStages(LoopNestEmitter):
                 scope.alloca_block.insert_op_before(alloca, first)
             buf = alloca.results[0]
             self._shared[producer] = (buf, shape)
-        last = self.block.last_op  # before the region's index arithmetic
+        last = self.block.last_op
+        if slot_iv is None and not isinstance(last, gpu.BarrierOp):
+            self.barriers[self.add(gpu.BarrierOp())] = prim
         offsets = [
             None if r.offset is None else materialize(self, r.offset, known) for r in regions
         ]
         view = View(buf, offsets)
-        if slot_iv is None:
-            if not isinstance(self.block.last_op, gpu.BarrierOp):
-                self.barriers[self.add(gpu.BarrierOp())] = prim
-        else:
+        if slot_iv is not None:
             # iteration i fills tile i % 2, which iteration i - 1 did not read: every thread
             # passed iteration i - 1's barrier after its copy, so it is done with iteration
             # i - 2's reads. Only the loop's first iteration waits (a loop around it may have
