@@ -31,6 +31,9 @@ class GpuTarget(Target):
     kind: ClassVar[str] = "gpu"
     vectors: ClassVar[bool] = False
     """te.vectorize is legal (the device code has vector types for the vector ops)."""
+    vector_lanes: ClassVar[int] = 4
+    """Lanes per thread of the injective schedule where `vectors` is on (one 128-bit load of
+    f32 per operand: float4)."""
     max_threads: int = MAX_THREADS
     max_shared_bytes: int = MAX_SHARED_BYTES
     tiles: str = "shared"
@@ -100,8 +103,10 @@ class GpuTarget(Target):
     def default_schedule(self, fn: Any, **knobs: Any) -> Any:
         """The GPU strategy table's schedule (targets/gpu/schedules/); knobs: block (threads
         per block of the injective and reduction schedules), shared (shared-memory matmul
-        tiles; default: the target's `tiles`)."""
+        tiles; default: the target's `tiles`), lanes (vector lanes per thread of the injective
+        schedule; default: `vector_lanes` where the target prints vectors, else 0)."""
         from nnvm.targets.gpu.schedules import default_schedule
 
         knobs.setdefault("shared", self.tiles == "shared")
+        knobs.setdefault("lanes", self.vector_lanes if self.vectors else 0)
         return default_schedule(fn, self, **knobs)

@@ -32,17 +32,19 @@ func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {{
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"),
+    ("target", "extra", "message"),
     [
-        ('    te.vectorize "y" t', "te.vectorize: target 'opencl' does not print vector ops"),
-        ('    te.parallel "y" t', "te.parallel: target 'opencl' runs no thread pool"),
-        ('    te.bind "y" t to "blockIdx.x"', "blockIdx.x is already bound to axis 'o'"),
+        ("cuda", '    te.vectorize "y" t', "te.vectorize: target 'cuda' does not print vector ops"),
+        ("opencl", '    te.parallel "y" t', "te.parallel: target 'opencl' runs no thread pool"),
+        ("opencl", '    te.bind "y" t to "blockIdx.x"', "blockIdx.x is already bound to axis 'o'"),
     ],
 )
-def test_schedule_a_kernel_cannot_run_is_located(tmp_path, extra: str, message: str) -> None:
+def test_schedule_a_kernel_cannot_run_is_located(
+    tmp_path, target: str, extra: str, message: str
+) -> None:
     src = tmp_path / "k.mlir"
     src.write_text(KERNEL.format(extra=extra))
-    pipeline = 'lower-te-to-gpu{target="opencl" outline_all=true}'
+    pipeline = f'lower-te-to-gpu{{target="{target}" outline_all=true}}'
     cmd = [sys.executable, "-m", "nnvm.tools.opt", str(src), "-p", pipeline]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stderr

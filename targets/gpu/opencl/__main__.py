@@ -11,7 +11,7 @@ from nnvm.support.errors import UserError
 
 def main(argv: list[str]) -> int:
     from xdsl.context import Context
-    from xdsl.dialects import arith, builtin, func, gpu, math, memref, scf
+    from xdsl.dialects import arith, builtin, func, gpu, math, memref, scf, vector
 
     from nnvm.targets.gpu.opencl.print_opencl_c import print_opencl_c
 
@@ -19,6 +19,7 @@ def main(argv: list[str]) -> int:
     for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, scf.Scf):
         ctx.load_dialect(dialect)
     ctx.load_dialect(gpu.GPU)
+    ctx.load_dialect(vector.Vector)
 
     path = argv[0] if argv else "-"
     try:

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     Signedness,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -77,8 +78,20 @@ GPU_INDEX = {
 }
 
 
+VECTOR_LANES = (2, 3, 4, 8, 16)
+"""The lane counts OpenCL C has vector types for."""
+
+
 def c_type(t: Attribute, memory: bool = False) -> str:
-    """The OpenCL C type of a scalar (`memory`: as stored in a buffer, where bool is a byte)."""
+    """The OpenCL C type of a scalar or vector (`memory`: as stored in a buffer, where bool is a
+    byte). A vector of bools is a `charN` of 0s and 1s (OpenCL C has no bool vectors; such
+    values are only read lane by lane)."""
+    if isinstance(t, VectorType):
+        (lanes,) = t.get_shape()
+        if lanes not in VECTOR_LANES:
+            raise UserError(f"OpenCL C has no {lanes}-lane vectors ({t})")
+        elt = t.element_type
+        return f"{'char' if _is_bool(elt) else c_type(elt)}{lanes}"
     if isinstance(t, Float32Type):
         return "float"
     if isinstance(t, Float64Type):
@@ -98,11 +111,16 @@ def c_type(t: Attribute, memory: bool = False) -> str:
 
 
 def _is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
+    return isinstance(_scalar(t), IntegerType) and _scalar(t).width.data == 1  # type: ignore[attr-defined]
+
+
+def _scalar(t: Attribute) -> Attribute:
+    """A vector's lane type; a scalar's own."""
+    return t.element_type if isinstance(t, VectorType) else t  # type: ignore[return-value]
 
 
 def unsigned_type(t: Attribute) -> str:
-    name = c_type(t)
+    name = c_type(_scalar(t))
     return name if name.startswith("u") or name == "bool" else f"u{name}"
 
 
@@ -134,10 +152,18 @@ class KernelPrinter:
         self.names: dict[SSAValue, str] = {}
         self.taken: set[str] = set()
         self.depth = 1
+        self.lane: int | None = None
+        """The lane being printed while a vector op is printed lane by lane."""
+        self.captured: list[str] = []
 
     # -- names and emission -------------------------------------------------------------
 
     def name(self, v: SSAValue) -> str:
+        if self.lane is not None and isinstance(v.type, VectorType):
+            return f"{self._name(v)}.s{self.lane:x}"
+        return self._name(v)
+
+    def _name(self, v: SSAValue) -> str:
         if v not in self.names:
             hint = v.name_hint or ""
             base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
@@ -151,6 +177,9 @@ class KernelPrinter:
         self.lines.append("  " * self.depth + text)
 
     def define(self, v: SSAValue, expr: str) -> None:
+        if self.lane is not None:
+            self.captured.append(expr)
+            return
         self.line(f"{c_type(v.type)} {self.name(v)} = {expr};")
 
     def fail(self, op: Operation, why: str = "") -> UserError:
@@ -190,6 +219,19 @@ class KernelPrinter:
 
     def op(self, op: Operation) -> None:
         name = op.name
+        if name.startswith("vector."):
+            self.vector_op(op)
+            return
+        vector_result = any(isinstance(r.type, VectorType) for r in op.results)
+        lane_type = _scalar(op.results[0].type) if op.results else None
+        native = (name in BINARY and not _is_bool(lane_type)) or (  # type: ignore[arg-type]
+            name in CALLS and isinstance(lane_type, Float32Type | Float64Type)
+        )
+        # C operators, float builtins and scf results take vectors as they are; the rest goes
+        # lane by lane
+        if self.lane is None and vector_result and not native and not op.regions:
+            self.lanewise(op)
+            return
         r = op.results[0] if op.results else None
         args = [self.name(v) for v in op.operands]
         if name == "arith.constant":
@@ -215,7 +257,7 @@ class KernelPrinter:
             self.define(r, f"-{args[0]}")  # type: ignore[arg-type]
         elif name in ("arith.floordivsi", "arith.ceildivsi"):
             fn = "nnvm_floordiv" if name == "arith.floordivsi" else "nnvm_ceildiv"
-            self.define(r, f"({c_type(r.type)}){fn}({args[0]}, {args[1]})")  # type: ignore[union-attr, arg-type]
+            self.define(r, f"({c_type(_scalar(r.type))}){fn}({args[0]}, {args[1]})")  # type: ignore[union-attr, arg-type]
         elif name == "arith.ceildivui":
             u = unsigned_type(r.type)  # type: ignore[union-attr]
             a, b = f"({u}){args[0]}", f"({u}){args[1]}"
@@ -232,16 +274,16 @@ class KernelPrinter:
             expr = (
                 f"({args[0]} & 1) != 0"
                 if name == "arith.trunci"
-                else f"-({c_type(r.type)}){args[0]}"
+                else f"-({c_type(_scalar(r.type))}){args[0]}"
             )  # type: ignore[union-attr]
             self.define(r, expr)  # type: ignore[arg-type]
         elif name in CASTS:
-            self.define(r, f"({c_type(r.type)}){args[0]}")  # type: ignore[union-attr, arg-type]
+            self.define(r, f"({c_type(_scalar(r.type))}){args[0]}")  # type: ignore[union-attr, arg-type]
         elif name in UNSIGNED_CASTS:
             src = unsigned_type(op.operands[0].type)
-            self.define(r, f"({c_type(r.type)})(({src}){args[0]})")  # type: ignore[union-attr, arg-type]
+            self.define(r, f"({c_type(_scalar(r.type))})(({src}){args[0]})")  # type: ignore[union-attr, arg-type]
         elif name == "arith.bitcast":
-            self.define(r, f"as_{c_type(r.type)}({args[0]})")  # type: ignore[union-attr, arg-type]
+            self.define(r, f"as_{c_type(_scalar(r.type))}({args[0]})")  # type: ignore[union-attr, arg-type]
         elif name in GPU_INDEX:
             dim = "xyz".index(op.properties["dimension"].data.value)  # type: ignore[attr-defined]
             self.define(r, f"(long){GPU_INDEX[name]}({dim})")  # type: ignore[arg-type]
@@ -262,6 +304,91 @@ class KernelPrinter:
         elif name in ("gpu.return", "scf.yield"):
             if op.operands:
                 raise self.fail(op, "yields outside scf.for / scf.if")
+        else:
+            raise self.fail(op)
+
+    # -- vectors ------------------------------------------------------------------------
+
+    def lanewise(self, op: Operation, scalar: str | None = None) -> None:
+        """A vector op printed as its scalar rule on each lane (`v.s0`, `v.s1`, ...), the lanes
+        gathered into one vector value: every scalar rule (NaN-propagating max, casts,
+        predicates) holds per lane, and the OpenCL compiler vectorizes the lanes again."""
+        r = op.results[0]
+        (lanes,) = r.type.get_shape()  # type: ignore[attr-defined]
+        c_type(r.type)  # a lane count OpenCL C has
+        exprs: list[str] = []
+        for k in range(lanes):
+            self.lane, self.captured = k, []
+            try:
+                if scalar is None:
+                    self.op(op)
+                else:
+                    self.define(r, f"{scalar}({', '.join(self.name(v) for v in op.operands)})")
+            finally:
+                self.lane = None
+            if len(self.captured) != 1:
+                raise self.fail(op, "no per-lane rule")
+            value = self.captured[0]
+            exprs.append(f"({value}) ? 1 : 0" if _is_bool(r.type) else value)
+        self.define(r, f"({c_type(r.type)})({', '.join(f'({e})' for e in exprs)})")
+
+    def vector_op(self, op: Operation) -> None:
+        """vector.load / store (vloadN / vstoreN at the element's address; bytes lane by lane
+        for bools), their masked forms (each lane under its mask bit: a masked-off lane never
+        touches memory), broadcast, create_mask and fma."""
+        name = op.name
+        if self.lane is not None:
+            raise self.fail(op, "a vector op inside a lane")
+        if name in ("vector.load", "vector.maskedload"):
+            r = op.results[0]
+            ref, *rest = op.operands
+            idx = rest[: len(rest) - (2 if name == "vector.maskedload" else 0)]
+            base = self._name(ref)
+            off = self.offset(op, ref, [self._name(i) for i in idx])
+            (lanes,) = r.type.get_shape()  # type: ignore[attr-defined]
+            if name == "vector.load" and not _is_bool(r.type):
+                self.define(r, f"vload{lanes}(0, {base} + ({off}))")
+                return
+            items = []
+            for k in range(lanes):
+                item = f"{base}[({off}) + {k}]"
+                if _is_bool(r.type):
+                    item = f"({item} != 0)"
+                if name == "vector.maskedload":
+                    mask, passthru = (self._name(v) for v in rest[-2:])
+                    item = f"({mask}.s{k:x} ? {item} : {passthru}.s{k:x})"
+                items.append(f"({item})")
+            self.define(r, f"({c_type(r.type)})({', '.join(items)})")
+        elif name in ("vector.store", "vector.maskedstore"):
+            if name == "vector.store":
+                value, ref, *idx = op.operands
+                mask = None
+            else:
+                ref, *idx, mask, value = op.operands
+            v, base = self._name(value), self._name(ref)
+            off = self.offset(op, ref, [self._name(i) for i in idx])
+            (lanes,) = value.type.get_shape()  # type: ignore[attr-defined]
+            if mask is None and not _is_bool(value.type):
+                self.line(f"vstore{lanes}({v}, 0, {base} + ({off}));")
+                return
+            for k in range(lanes):
+                item = f"(uchar){v}.s{k:x}" if _is_bool(value.type) else f"{v}.s{k:x}"
+                store = f"{base}[({off}) + {k}] = {item};"
+                self.line(store if mask is None else f"if ({self._name(mask)}.s{k:x}) {store}")
+        elif name == "vector.broadcast":
+            r = op.results[0]
+            x = self._name(op.operands[0])
+            self.define(
+                r, f"({c_type(r.type)})({'(' + x + ') ? 1 : 0' if _is_bool(r.type) else x})"
+            )
+        elif name == "vector.create_mask":
+            r = op.results[0]
+            (lanes,) = r.type.get_shape()  # type: ignore[attr-defined]
+            (count,) = (self._name(v) for v in op.operands)
+            bits = ", ".join(f"({k}L < {count}) ? 1 : 0" for k in range(lanes))
+            self.define(r, f"({c_type(r.type)})({bits})")
+        elif name == "vector.fma":
+            self.lanewise(op, scalar="fma")
         else:
             raise self.fail(op)
 

@@ -17,6 +17,7 @@ class OpenCLTarget(GpuTarget):
     kind: ClassVar[str] = "opencl"
     aliases: ClassVar[tuple[str, ...]] = ("cl",)
     kernel_format: ClassVar[str] = "opencl-c"
+    vectors: ClassVar[bool] = True
     device: int = 0
 
     @classmethod

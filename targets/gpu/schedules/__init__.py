@@ -24,7 +24,12 @@ TEMPLATES: dict[str, Template] = {
 
 
 def default_schedule(
-    fn: func.FuncOp, target: Any, block: int = BLOCK, shared: bool = True, **_: Any
+    fn: func.FuncOp,
+    target: Any,
+    block: int = BLOCK,
+    shared: bool = True,
+    lanes: int = 0,
+    **_: Any,
 ) -> ScheduleOp:
     """Templates where their tag applies (with shared-memory tiles where the target has shared
     memory and `shared` is on, else their register-only versions), else the generic schedules
@@ -34,7 +39,9 @@ def default_schedule(
     shared = shared and "shared" in target.capabilities.memory_scopes
     tries = [(True, True, shared), (True, True, False), (False, True, False), (False, False, False)]
     for templates, private, tiles in tries[0 if shared else 1 :]:
-        scheduler = GpuScheduler(fn, TEMPLATES, block=block, private=private, shared=tiles)
+        scheduler = GpuScheduler(
+            fn, TEMPLATES, block=block, private=private, shared=tiles, lanes=lanes
+        )
         prims = scheduler.plan(templates=templates)
         if applies(fn, prims):
             return ScheduleOp(prims)

@@ -18,6 +18,7 @@ from nnvm.dialects.te.schedule import (
     FuseOp,
     ReorderOp,
     SplitOp,
+    VectorizeOp,
 )
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, Template
 
@@ -51,6 +52,7 @@ class GpuScheduler(KernelScheduler):
         block: int = BLOCK,
         private: bool = True,
         shared: bool = True,
+        lanes: int = 0,
     ):
         super().__init__(fn, templates=templates)
         self.block = block
@@ -60,6 +62,8 @@ class GpuScheduler(KernelScheduler):
         self.shared = shared
         """Templates may stage operand tiles in shared memory (else their register-only
         versions)."""
+        self.vector_width = lanes
+        """Vector lanes per thread of the injective schedule (0: one element per thread)."""
 
     def flat(self, name: str, axes: list[str], extents: list[int]) -> str | None:
         """Fuse `axes` into one and spread it over blocks of `self.block` threads (the last
@@ -82,7 +86,19 @@ class GpuScheduler(KernelScheduler):
         return inner
 
     def injective(self, name: str, op: ComputeOp) -> None:
-        self.flat(name, list(op.spatial_names), list(op.shape))
+        """One element per thread; with `lanes` (and an innermost axis of at least two
+        vectors), `lanes` neighbours along the innermost axis per thread as one vector (vector
+        loads and stores; the axis' tail masked lane by lane; a loop body the lanes cannot
+        run together, such as a transposed read, a loop of scalars)."""
+        axes, shape = list(op.spatial_names), list(op.shape)
+        if not self.vector_width or not axes or shape[-1] < 2 * self.vector_width:
+            self.flat(name, axes, shape)
+            return
+        last, vec = axes[-1], f"{axes[-1]}.v"
+        self.prims.append(SplitOp.make(name, last, self.vector_width, None, f"{last}.o", vec))
+        chunks = -(-shape[-1] // self.vector_width)
+        self.flat(name, [*axes[:-1], f"{last}.o"], [*shape[:-1], chunks])
+        self.prims.append(VectorizeOp.make(name, vec))
 
     def reduction(self, name: str, op: ComputeOp) -> None:
         spatial, shape = list(op.spatial_names), list(op.shape)
