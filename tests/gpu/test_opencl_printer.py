@@ -52,3 +52,22 @@ def test_bool_casts_and_integer_powers_keep_mlir_semantics() -> None:
     run_on_device(OpenCLRuntime(None, sources={"t": blob}), "t", [x], [o, f])
     np.testing.assert_array_equal(o, -(x & 1))
     np.testing.assert_allclose(f, x.astype(np.float64) ** x.astype(np.float64), rtol=1e-6)
+
+
+BUILTIN_NAMES = PRINTED.replace("%x", "%exp").replace("%o", "%max").replace("%f", "%float")
+
+
+@requires_opencl
+def test_values_named_like_builtins_are_renamed() -> None:
+    """A buffer named after an OpenCL builtin or keyword (a stage `exp` of an expanded softmax,
+    `max` of a reduction) would hide it or not parse: such names take a suffix."""
+    ctx = Context()
+    for d in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, gpu.GPU):
+        ctx.load_dialect(d)
+    module = Parser(ctx, BUILTIN_NAMES).parse_module()
+    blob = OpenCLTarget().emit_kernel(module, "t")
+    assert b"restrict exp," not in blob and b"restrict float)" not in blob
+    x = np.array([0, 1, 2, 3, -1, -2, 5, 6], np.int32)
+    o, f = np.zeros(8, np.int32), np.zeros(8, np.float32)
+    run_on_device(OpenCLRuntime(None, sources={"t": blob}), "t", [x], [o, f])
+    np.testing.assert_array_equal(o, -(x & 1))

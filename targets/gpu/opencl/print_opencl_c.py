@@ -82,6 +82,23 @@ VECTOR_LANES = (2, 3, 4, 8, 16)
 """The lane counts OpenCL C has vector types for."""
 
 
+RESERVED = (
+    set(CALLS.values())
+    | set(UNSIGNED_CALLS.values())
+    | set(GPU_INDEX.values())
+    | {
+        "auto", "bool", "break", "case", "char", "const", "constant", "continue", "default",
+        "do", "double", "else", "enum", "extern", "float", "for", "global", "goto", "half",
+        "if", "inline", "int", "kernel", "local", "long", "private", "register", "restrict",
+        "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+        "uchar", "uint", "ulong", "union", "unsigned", "ushort", "void", "volatile", "while",
+        "barrier", "fmax", "fmin", "isnan", "pown", "rint", "select", "min", "max", "abs",
+        "NAN", "INFINITY", "true", "false",
+    }
+)  # fmt: skip
+"""Names a value may not take in OpenCL C (a buffer named `exp` would hide the builtin)."""
+
+
 def c_type(t: Attribute, memory: bool = False) -> str:
     """The OpenCL C type of a scalar or vector (`memory`: as stored in a buffer, where bool is a
     byte). A vector of bools is a `charN` of 0s and 1s (OpenCL C has no bool vectors; such
@@ -167,7 +184,13 @@ class KernelPrinter:
         if v not in self.names:
             hint = v.name_hint or ""
             base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
-            if not base or not (base[0].isalpha() or base[0] == "_") or base in self.taken:
+            if (
+                not base
+                or not (base[0].isalpha() or base[0] == "_")
+                or base in self.taken
+                or base in RESERVED
+                or base.startswith(("vload", "vstore", "convert_", "as_", "nnvm_"))
+            ):
                 base = f"v{len(self.names)}" if not base else f"{base}_{len(self.names)}"
             self.taken.add(base)
             self.names[v] = base
