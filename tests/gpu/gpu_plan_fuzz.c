@@ -1,23 +1,15 @@
-/* The program-blob reader of nnvm_opencl.c on its own (no OpenCL device needed), for
- * tests/gpu/test_opencl_c_runtime.py:
+/* The program-blob reader the C GPU runtimes share (targets/gpu/nnvm_gpu_plan.h) on its own
+ * (no device or driver needed), for tests/gpu/test_{opencl,cuda}_c_runtime.py:
  *
- *   opencl_plan_fuzz BLOB CODE_OUT
+ *   gpu_plan_fuzz BLOB CODE_OUT
  *
- * reads BLOB, prints its plan (one line per field) and writes its decoded OpenCL C to
- * CODE_OUT; then parses every proper prefix of BLOB (each must be rejected) and BLOB with each
- * byte replaced by a few others (each must be read or rejected, never crash), every input in
- * a buffer of exactly its size so that a sanitizer sees any read past it. Exit 1 if the blob
+ * reads BLOB, prints its plan (one line per field, and a CUDA blob's format, arch and whether
+ * it has LLVM IR) and writes its decoded code (OpenCL C, PTX) to CODE_OUT; then parses every
+ * proper prefix of BLOB (each must be rejected) and BLOB with each byte replaced by a few
+ * others (each must be read or rejected, never crash), every input in a buffer of exactly its
+ * size so that a sanitizer sees any read past it. Exit 1 if the blob
  * is rejected or a prefix accepted. */
-#include "nnvm_opencl.c"
-
-static int read_plan(const unsigned char *data, size_t size, plan_t *plan, char *msg,
-                     size_t msglen) {
-  jvalue root;
-  if (json_parse(data, size, &root, msg, msglen)) return -1;
-  int bad = plan_of(&root, plan, msg, msglen);
-  jfree(&root);
-  return bad;
-}
+#include "nnvm_gpu_plan.h"
 
 static const char *kinds[] = {"arg", "temp", "const"};
 
@@ -31,6 +23,8 @@ static void print_plan(const plan_t *p) {
     printf(" %zu:%08x", p->const_sizes[i], (unsigned)h);
   }
   printf("\n");
+  if (p->format)
+    printf("format %s arch %s llvm_ir %d\n", p->format, p->arch ? p->arch : "-", p->has_llvm_ir);
   for (size_t i = 0; i < p->n_steps; ++i) {
     const step_t *s = &p->steps[i];
     if (s->is_copy) {
@@ -39,11 +33,12 @@ static void print_plan(const plan_t *p) {
       continue;
     }
     printf("launch %s global", s->kernel);
-    for (cl_uint d = 0; d < s->dims; ++d) printf(" %zu", s->global[d]);
+    for (unsigned d = 0; d < s->dims; ++d) printf(" %zu", s->grid[d] * s->block[d]);
     printf(" local");
-    for (cl_uint d = 0; d < s->dims; ++d) printf(" %zu", s->local[d]);
+    for (unsigned d = 0; d < s->dims; ++d) printf(" %zu", s->block[d]);
     printf(" args");
-    for (size_t a = 0; a < s->n_args; ++a) printf(" %s %zu", kinds[s->args[a].kind], s->args[a].index);
+    for (size_t a = 0; a < s->n_args; ++a)
+      printf(" %s %zu", kinds[s->args[a].kind], s->args[a].index);
     printf("\n");
   }
 }
@@ -61,7 +56,7 @@ int main(int argc, char **argv) {
 
   plan_t plan;
   char msg[256];
-  if (read_plan(blob, n, &plan, msg, sizeof msg)) {
+  if (plan_read(blob, n, &plan, msg, sizeof msg)) {
     fprintf(stderr, "the blob is rejected: %s\n", msg);
     return 1;
   }
@@ -75,21 +70,22 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < n; ++k) {
     unsigned char *prefix = malloc(k ? k : 1);
     memcpy(prefix, blob, k);
-    if (read_plan(prefix, k, &plan, msg, sizeof msg) == 0) {
+    if (plan_read(prefix, k, &plan, msg, sizeof msg) == 0) {
       fprintf(stderr, "the prefix of %zu bytes is accepted\n", k);
       return 1;
     }
     ++rejected;
     free(prefix);
   }
-  static const unsigned char others[] = {'"', '\\', '{', ']', ',', '0', '9', '-', 'e', 'u', 0, 0xff};
+  static const unsigned char others[] = {'"', '\\', '{', ']', ',', '0', '9',
+                                         '-', 'e', 'u', 0,   0xff};
   unsigned char *copy = malloc(n ? n : 1);
   for (size_t i = 0; i < n; ++i) {
     for (size_t o = 0; o < sizeof others; ++o) {
       memcpy(copy, blob, n);
       copy[i] = others[o];
       ++mutated;
-      if (read_plan(copy, n, &plan, msg, sizeof msg) == 0) {
+      if (plan_read(copy, n, &plan, msg, sizeof msg) == 0) {
         ++accepted;
         plan_free(&plan);
       }

@@ -3,7 +3,7 @@
 Python runtime and the CPU build get; malformed program blobs, OpenCL C that does not build
 and a device index past the last device are errors with a message, never a crash; the
 program-blob reader reads what Python's read_blob reads and survives truncation and
-corruption (opencl_plan_fuzz.c, under ASan/UBSan where the compiler has them)."""
+corruption (gpu_plan_fuzz.c, under ASan/UBSan where the compiler has them)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from c_runtime_harness import (
+    build_plan_fuzz,
+    failed,
+    fuzz_plan_reader,
+    plan_summary,
+    ran,
+    sanitizer_env,
+    sanitizers,
+)
 from onnx import helper
 from opencl_harness import requires_opencl
 
@@ -80,25 +89,9 @@ MODELS = {
 }
 
 
-def _sanitizers(tmp: Path) -> list[str]:
-    """ASan and UBSan flags where cc builds and runs a program with them, else []."""
-    flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    (tmp / "probe.c").write_text("int main(void) { return 0; }\n")
-    proc = subprocess.run(["cc", *flags, "probe.c", "-o", "probe"], cwd=tmp, capture_output=True)
-    if proc.returncode or subprocess.run(["./probe"], cwd=tmp).returncode:
-        return []
-    return flags
-
-
 def _sanitizer_env(tmp: Path) -> dict[str, str]:
-    """Leaks are errors, except the OpenCL driver's own (PoCL keeps some until exit); a
-    sanitizer's finding exits 86, never the 1 of an error the program reports."""
-    (tmp / "lsan.supp").write_text("leak:libpocl\nleak:libOpenCL\nleak:libLLVM\n")
-    return {
-        "ASAN_OPTIONS": "detect_leaks=1:exitcode=86",
-        "LSAN_OPTIONS": f"suppressions={tmp / 'lsan.supp'}",
-        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=86",
-    }
+    """The OpenCL driver's own leaks are not the runtime's (PoCL keeps some until exit)."""
+    return sanitizer_env(tmp, suppress=("libpocl", "libOpenCL", "libLLVM"))
 
 
 class Program:
@@ -106,7 +99,7 @@ class Program:
 
     def __init__(self, name: str, tmp: Path, sanitize: bool = False):
         self.dir = tmp
-        self.sanitizers = _sanitizers(tmp) if sanitize else []
+        self.sanitizers = sanitizers(tmp) if sanitize else []
         model = MODELS[name]()
         self.inputs = onnx_models.random_inputs(model, seed=7)
         self.module, params = from_onnx(model)
@@ -163,19 +156,6 @@ class Program:
         return kernel, self.lib.blob(kernel)
 
 
-def _ran(proc: subprocess.CompletedProcess) -> None:
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "Sanitizer" not in proc.stderr, proc.stderr[-4000:]
-
-
-def _failed(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    """Exit 1 (not a signal: no crash) with every needle in the message."""
-    assert proc.returncode == 1, (proc.returncode, proc.stderr[-4000:])
-    assert "Sanitizer" not in proc.stderr, proc.stderr[-4000:]
-    for needle in needles:
-        assert needle in proc.stderr, (needle, proc.stderr[-4000:])
-
-
 @requires_opencl
 @pytest.mark.parametrize("name", list(MODELS))
 def test_c_program_matches_python_runtime(name: str, tmp_path: Path) -> None:
@@ -187,7 +167,7 @@ def test_c_program_matches_python_runtime(name: str, tmp_path: Path) -> None:
         assert any(p.temps for _, p in plans) and any(p.consts for _, p in plans)
     if name == "shared_matmul":
         assert any("__local" in code for code, _ in plans), "the shared-memory matmul template"
-    _ran(prog.run("--runs", "2"))  # the second run reuses programs, temporaries, constants
+    ran(prog.run("--runs", "2"))  # the second run reuses programs, temporaries, constants
     got = prog.outputs()
     for g, w in zip(got, prog.python_outputs(), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
@@ -224,7 +204,7 @@ def test_copy_steps_and_constants(mlp: Program) -> None:
     (mlp.dir / "copies.json").write_text(json.dumps(doc))
     code, parsed = read_blob((mlp.dir / "copies.json").read_bytes())
     assert sum(isinstance(s, Copy) for s in parsed.steps) == 3
-    _ran(mlp.run("--runs", "2", "--blob", f"{kernel}=copies.json"))
+    ran(mlp.run("--runs", "2", "--blob", f"{kernel}=copies.json"))
     for g, w in zip(mlp.outputs(), mlp.python_outputs(), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
 
@@ -261,6 +241,10 @@ BAD_BLOBS = {  # name: (the bad blob made from a good one, what the message says
         _step0("launch", "nope"),
         ('clCreateKernel("nope")', "CL_INVALID_KERNEL_NAME (-46)"),
     ),
+    "cuda_blob": (
+        _edited(lambda d: d.__setitem__("format", "nnvm-cuda/1")),
+        ("is a nnvm-cuda/1 blob, not OpenCL C",),
+    ),
     "does_not_build": (
         _edited(lambda d: d.__setitem__("code", "__kernel void broken( { not C }")),
         ("clBuildProgram failed", "CL_BUILD_PROGRAM_FAILURE (-11)", "build log"),
@@ -275,14 +259,14 @@ def test_bad_blob_is_an_error(mlp: Program, case: str) -> None:
     make, needles = BAD_BLOBS[case]
     (mlp.dir / f"{case}.json").write_bytes(make(blob))
     proc = mlp.run("--blob", f"{kernel}={case}.json")
-    _failed(proc, f"launch failed for kernel {kernel}", *needles)
+    failed(proc, f"launch failed for kernel {kernel}", *needles)
 
 
 @requires_opencl
 def test_invalid_device_index(mlp: Program) -> None:
     n = len(opencl_devices())
-    _failed(mlp.run("--device", str(n)), f"no OpenCL device {n}: {n} found")
-    _failed(mlp.run("--device", "-3"), "no OpenCL device -3")
+    failed(mlp.run("--device", str(n)), f"no OpenCL device {n}: {n} found")
+    failed(mlp.run("--device", "-3"), "no OpenCL device -3")
 
 
 @requires_opencl
@@ -304,40 +288,12 @@ def test_device_index_of_a_target(mlp: Program) -> None:
         assert proc.returncode == 0 and int(proc.stdout) == want, (target, proc.stdout)
 
 
-def _expected_summary(code: str, plan) -> str:
-    def fnv(data: bytes) -> int:
-        h = 2166136261
-        for b in data:
-            h = ((h ^ b) * 16777619) & 0xFFFFFFFF
-        return h
-
-    lines = [
-        f"n_args {plan.n_args}",
-        "temps" + "".join(f" {t}" for t in plan.temps),
-        "consts" + "".join(f" {len(c)}:{fnv(c):08x}" for c in plan.consts),
-    ]
-    for s in plan.steps:
-        if isinstance(s, Copy):
-            lines.append(f"copy {s.src[0]} {s.src[1]} {s.dst[0]} {s.dst[1]} {s.nbytes}")
-        else:
-            glob = " ".join(str(g * b) for g, b in zip(s.grid, s.block, strict=True))
-            args = "".join(f" {k} {i}" for k, i in s.args)
-            block = " ".join(map(str, s.block))
-            lines.append(f"launch {s.kernel} global {glob} local {block} args{args}")
-    return "\n".join(lines) + "\n"
-
-
 def test_plan_reader_reads_what_python_reads_and_survives_corruption(tmp_path: Path) -> None:
     """Read as Python's read_blob reads: a real kernel's blob with constants and temporaries,
     and a small hand-made one (escapes, a surrogate pair, whitespace, copies, keys in another
     order, a key nobody reads holding every kind of JSON value); every prefix of each
     rejected, every byte-mutated variant read or rejected without a sanitizer finding."""
-    opencl_dir = c_runtime_sources()[0].parent
-    fuzz = tmp_path / "fuzz"
-    cmd = ["cc", "-O1", "-g", *_sanitizers(tmp_path), "-o", str(fuzz)]
-    cmd += [str(HERE / "opencl_plan_fuzz.c"), f"-I{opencl_dir}", *c_runtime_flags()[1:]]
-    subprocess.run(cmd, check=True)
-
+    fuzz = build_plan_fuzz(tmp_path)
     model = onnx_models.resnet_like()
     module, params = from_onnx(model)
     graph, lib, _ = build(module, target="llvm", params=params, devices=["opencl"])
@@ -351,27 +307,17 @@ def test_plan_reader_reads_what_python_reads_and_survives_corruption(tmp_path: P
         b' "ignored": [true, false, null, -1.5e+3, 0.25, {}, []]}'
     )
     for name, blob in {"real": real, "small": small}.items():
-        (tmp_path / f"{name}.json").write_bytes(blob)
-        proc = subprocess.run(
-            [str(fuzz), f"{name}.json", f"{name}.cl"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={**os.environ, **_sanitizer_env(tmp_path)},
-        )
-        assert proc.returncode == 0, proc.stderr[-4000:]
         code, plan = read_blob(blob)
-        summary, _, counts = proc.stdout.partition("prefixes")
-        assert summary == _expected_summary(code, plan)
-        assert (tmp_path / f"{name}.cl").read_bytes() == code.encode()
-        assert f"prefixes rejected {len(blob)}" in "prefixes" + counts
+        fuzz_plan_reader(fuzz, name, blob, code, plan_summary(code, plan))
 
 
 def test_sources_ship_with_the_package() -> None:
-    c_file, header = c_runtime_sources()
+    c_file, header, plan = c_runtime_sources()
     assert c_file.name == "nnvm_opencl.c" and c_file.is_file()
     assert header.name == "nnvm_opencl.h" and header.is_file()
+    assert plan.name == "nnvm_gpu_plan.h" and plan.is_file()  # shared with the CUDA runtime
     assert "nnvm_opencl_device_api" in header.read_text()
+    assert '#include "nnvm_gpu_plan.h"' in c_file.read_text()
     text = (HERE.parents[1] / "pyproject.toml").read_text()
     assert '"nnvm.targets.gpu.opencl" = ["*.c", "*.h"]' in text
+    assert '"nnvm.targets.gpu" = ["*.h"]' in text

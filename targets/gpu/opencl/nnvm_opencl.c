@@ -3,16 +3,9 @@
  * nnvm_device_api. Every OpenCL failure returns non-zero with a message naming the call and
  * its error code (nnvm_opencl_last_error); nothing here aborts.
  *
- * The program blob. A device kernel's blob is the JSON document targets/gpu/launch_plan.py
- * writes, {"code": OpenCL C, "plan": {"n_args", "temps", "consts" (base64), "steps"}}, and this
- * file reads that JSON itself with a small strict parser (below) rather than asking the
- * compiler for a second, C-friendly copy of the plan in the blob. One format keeps every
- * library built so far runnable from C, leaves the Python reader and the blob's producer
- * untouched, and keeps one source of truth for the plan; the parser is short, needs no
- * library, and checks everything it reads: the JSON grammar (RFC 8259, UTF-16 escapes to
- * UTF-8, nesting depth), every bound (each read is against the blob's size, so a truncated
- * blob is an error, never a read past it), the schema (types, integer ranges, base64), and
- * the plan's references (an argument, temporary or constant index the plan does not have).
+ * The program blob, a device kernel's OpenCL C and launch plan (JSON), is read by the strict
+ * reader of ../nnvm_gpu_plan.h, which the CUDA runtime shares (compile with -I on its folder);
+ * a blob with a "format" (a CUDA module's) is an error that names it.
  *
  * Semantics, as runtime.py: buffers are READ_WRITE and at least 1 byte (a zero-size tensor
  * still gets a buffer; copies of 0 bytes are skipped); copies between host and device block
@@ -39,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nnvm_gpu_plan.h"
 #include "nnvm_opencl.h"
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -128,540 +122,7 @@ static const char *cl_error_name(cl_int code) {
 #define CL_FAILED(what, code) \
   set_error("%s failed: %s (%d)", what, cl_error_name(code), (int)(code))
 
-/* ---- a strict JSON reader ---------------------------------------------------------------- */
-
-enum { J_NULL, J_FALSE, J_TRUE, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT };
-#define JSON_MAX_DEPTH 32
-
-typedef struct jvalue {
-  int kind;
-  char *str;  /* a string (decoded, NUL-terminated) or a number's text */
-  size_t len; /* its length in bytes */
-  struct jvalue *items; /* an array's items, an object's values */
-  char **keys;          /* an object's keys */
-  size_t n;
-} jvalue;
-
-typedef struct {
-  const unsigned char *start, *p, *end;
-  char msg[160];
-} jparser;
-
-static int jfail(jparser *ps, const char *what) {
-  if (ps->p >= ps->end)
-    snprintf(ps->msg, sizeof ps->msg, "%s at the end of the blob (truncated?)", what);
-  else
-    snprintf(ps->msg, sizeof ps->msg, "%s at byte %zu", what, (size_t)(ps->p - ps->start));
-  return -1;
-}
-
-static void jfree(jvalue *v) {
-  for (size_t i = 0; i < v->n; ++i) {
-    if (v->items) jfree(&v->items[i]);
-    if (v->keys) free(v->keys[i]);
-  }
-  free(v->items);
-  free(v->keys);
-  free(v->str);
-  memset(v, 0, sizeof *v);
-}
-
-static void jskip(jparser *ps) {
-  while (ps->p < ps->end &&
-         (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
-    ++ps->p;
-}
-
-static int hex4(const unsigned char *p, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; ++i) {
-    unsigned c = p[i], d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return -1;
-    v = v * 16 + d;
-  }
-  *out = v;
-  return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (char)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (char)(0x80 | (cp & 0x3F));
-  return 4;
-}
-
-/* A string at ps->p (its opening quote): decoded into a new buffer. Escapes never grow the
- * text, so the raw length found by a first pass bounds the decoded one. */
-static int jstring(jparser *ps, char **out, size_t *len) {
-  const unsigned char *q = ++ps->p;
-  while (q < ps->end && *q != '"') q += (*q == '\\' && ps->end - q > 1) ? 2 : 1;
-  if (q >= ps->end) {
-    ps->p = ps->end;
-    return jfail(ps, "unterminated string");
-  }
-  char *s = malloc((size_t)(q - ps->p) + 1), *o = s;
-  if (!s) return jfail(ps, "out of memory");
-  while (ps->p < q) {
-    unsigned c = *ps->p;
-    if (c < 0x20) {
-      free(s);
-      return jfail(ps, "control character in a string");
-    }
-    if (c != '\\') {
-      *o++ = (char)c;
-      ++ps->p;
-      continue;
-    }
-    c = ps->p[1];
-    ps->p += 2;
-    switch (c) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '/': *o++ = '/'; break;
-    case 'b': *o++ = '\b'; break;
-    case 'f': *o++ = '\f'; break;
-    case 'n': *o++ = '\n'; break;
-    case 'r': *o++ = '\r'; break;
-    case 't': *o++ = '\t'; break;
-    case 'u': {
-      unsigned cp, lo;
-      if (q - ps->p < 4 || hex4(ps->p, &cp)) {
-        free(s);
-        return jfail(ps, "bad \\u escape");
-      }
-      ps->p += 4;
-      if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        free(s);
-        return jfail(ps, "unpaired UTF-16 surrogate");
-      }
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (q - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' || hex4(ps->p + 2, &lo) ||
-            lo < 0xDC00 || lo > 0xDFFF) {
-          free(s);
-          return jfail(ps, "unpaired UTF-16 surrogate");
-        }
-        ps->p += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      }
-      o += put_utf8(o, cp);
-      break;
-    }
-    default:
-      ps->p -= 2;
-      free(s);
-      return jfail(ps, "bad escape in a string");
-    }
-  }
-  ++ps->p; /* the closing quote */
-  *o = 0;
-  *out = s;
-  *len = (size_t)(o - s);
-  return 0;
-}
-
-static int jdigits(jparser *ps) {
-  const unsigned char *p0 = ps->p;
-  while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ++ps->p;
-  return ps->p > p0 ? 0 : jfail(ps, "bad number");
-}
-
-static int jnumber(jparser *ps, jvalue *v) {
-  const unsigned char *p0 = ps->p;
-  if (*ps->p == '-') ++ps->p;
-  if (ps->p < ps->end && *ps->p == '0')
-    ++ps->p;
-  else if (jdigits(ps))
-    return -1;
-  if (ps->p < ps->end && *ps->p == '.') {
-    ++ps->p;
-    if (jdigits(ps)) return -1;
-  }
-  if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
-    ++ps->p;
-    if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-')) ++ps->p;
-    if (jdigits(ps)) return -1;
-  }
-  v->kind = J_NUMBER;
-  v->len = (size_t)(ps->p - p0);
-  v->str = malloc(v->len + 1);
-  if (!v->str) return jfail(ps, "out of memory");
-  memcpy(v->str, p0, v->len);
-  v->str[v->len] = 0;
-  return 0;
-}
-
-static int jliteral(jparser *ps, const char *word, int kind, jvalue *v) {
-  size_t n = strlen(word);
-  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
-    return jfail(ps, "unexpected character");
-  ps->p += n;
-  v->kind = kind;
-  return 0;
-}
-
-/* On failure *v is left for jfree (the caller frees it). */
-static int jvalue_of(jparser *ps, jvalue *v, int depth) {
-  memset(v, 0, sizeof *v);
-  jskip(ps);
-  if (ps->p >= ps->end) return jfail(ps, "expected a value");
-  unsigned c = *ps->p;
-  if (c == '"') {
-    v->kind = J_STRING;
-    return jstring(ps, &v->str, &v->len);
-  }
-  if (c == '-' || (c >= '0' && c <= '9')) return jnumber(ps, v);
-  if (c == 't') return jliteral(ps, "true", J_TRUE, v);
-  if (c == 'f') return jliteral(ps, "false", J_FALSE, v);
-  if (c == 'n') return jliteral(ps, "null", J_NULL, v);
-  if (c != '[' && c != '{') return jfail(ps, "unexpected character");
-  if (depth >= JSON_MAX_DEPTH) return jfail(ps, "nested too deeply");
-  int object = c == '{';
-  char close = object ? '}' : ']';
-  v->kind = object ? J_OBJECT : J_ARRAY;
-  ++ps->p;
-  jskip(ps);
-  if (ps->p < ps->end && *ps->p == close) {
-    ++ps->p;
-    return 0;
-  }
-  size_t cap = 0;
-  for (;;) {
-    if (v->n == cap) {
-      cap = cap ? 2 * cap : 4;
-      jvalue *items = realloc(v->items, cap * sizeof *items);
-      if (!items) return jfail(ps, "out of memory");
-      v->items = items;
-      if (object) {
-        char **keys = realloc(v->keys, cap * sizeof *keys);
-        if (!keys) return jfail(ps, "out of memory");
-        v->keys = keys;
-      }
-    }
-    jvalue *item = &v->items[v->n];
-    memset(item, 0, sizeof *item);
-    if (object) {
-      size_t klen;
-      v->keys[v->n] = NULL;
-      jskip(ps);
-      if (ps->p >= ps->end || *ps->p != '"') {
-        v->n++;
-        return jfail(ps, "expected a key");
-      }
-      if (jstring(ps, &v->keys[v->n], &klen)) {
-        v->n++;
-        return -1;
-      }
-      for (size_t i = 0; i < v->n; ++i) {
-        if (strcmp(v->keys[i], v->keys[v->n]) == 0) {
-          v->n++;
-          return jfail(ps, "duplicate key");
-        }
-      }
-      jskip(ps);
-      if (ps->p >= ps->end || *ps->p != ':') {
-        v->n++;
-        return jfail(ps, "expected ':'");
-      }
-      ++ps->p;
-    }
-    int failed = jvalue_of(ps, item, depth + 1);
-    v->n++;
-    if (failed) return -1;
-    jskip(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ++ps->p;
-      continue;
-    }
-    if (ps->p < ps->end && *ps->p == close) {
-      ++ps->p;
-      return 0;
-    }
-    return jfail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
-  }
-}
-
-static int json_parse(const unsigned char *data, size_t size, jvalue *root, char *msg,
-                      size_t msglen) {
-  jparser ps = {data, data, data + size, ""};
-  int failed = jvalue_of(&ps, root, 0);
-  if (!failed) {
-    jskip(&ps);
-    if (ps.p != ps.end) failed = jfail(&ps, "trailing data");
-  }
-  if (failed) {
-    jfree(root);
-    snprintf(msg, msglen, "%s", ps.msg);
-  }
-  return failed;
-}
-
-static const jvalue *jget(const jvalue *obj, const char *key) {
-  for (size_t i = 0; i < obj->n; ++i)
-    if (strcmp(obj->keys[i], key) == 0) return &obj->items[i];
-  return NULL;
-}
-
-/* A non-negative integer (no sign, fraction or exponent) of at most `max`. */
-static int jint(const jvalue *v, uint64_t max, uint64_t *out) {
-  if (!v || v->kind != J_NUMBER || v->str[0] == '-') return -1;
-  uint64_t x = 0;
-  for (size_t i = 0; i < v->len; ++i) {
-    char c = v->str[i];
-    if (c < '0' || c > '9') return -1;
-    if (x > (max - (uint64_t)(c - '0')) / 10) return -1;
-    x = x * 10 + (uint64_t)(c - '0');
-  }
-  *out = x;
-  return 0;
-}
-
-static int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-/* Standard base64 with padding (Python's b64encode), nothing else. */
-static int base64_decode(const char *s, size_t len, unsigned char **out, size_t *size) {
-  if (len % 4) return -1;
-  size_t pad = len && s[len - 1] == '=' ? (len > 1 && s[len - 2] == '=' ? 2 : 1) : 0;
-  size_t n = len / 4 * 3 - pad;
-  unsigned char *o = malloc(n ? n : 1);
-  if (!o) return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < len; i += 4) {
-    int v[4];
-    for (int j = 0; j < 4; ++j) {
-      int is_pad = i + (size_t)j >= len - pad;
-      v[j] = is_pad ? 0 : b64_value((unsigned char)s[i + (size_t)j]);
-      if (v[j] < 0) {
-        free(o);
-        return -1;
-      }
-    }
-    uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-    unsigned char bytes[3] = {(unsigned char)(w >> 16), (unsigned char)(w >> 8), (unsigned char)w};
-    for (int j = 0; j < 3 && k < n; ++j) o[k++] = bytes[j];
-  }
-  *out = o;
-  *size = n;
-  return 0;
-}
-
-/* ---- the launch plan --------------------------------------------------------------------- */
-
-enum { REF_ARG, REF_TEMP, REF_CONST };
-typedef struct {
-  int kind;
-  size_t index;
-} ref_t;
-
-typedef struct {
-  int is_copy;
-  /* a launch */
-  char *kernel;
-  cl_uint dims;
-  size_t global[3], local[3];
-  ref_t *args;
-  size_t n_args;
-  cl_kernel k; /* created when the program is built */
-  /* a copy */
-  ref_t src, dst;
-  size_t nbytes;
-} step_t;
-
-typedef struct {
-  char *code;
-  size_t code_len;
-  size_t n_args, n_temps, n_consts, n_steps;
-  size_t *temps;
-  unsigned char **consts;
-  size_t *const_sizes;
-  step_t *steps;
-} plan_t;
-
-static void plan_free(plan_t *p) {
-  for (size_t i = 0; i < p->n_consts; ++i)
-    if (p->consts) free(p->consts[i]);
-  for (size_t i = 0; i < p->n_steps; ++i) {
-    free(p->steps[i].kernel);
-    free(p->steps[i].args);
-    if (p->steps[i].k) clReleaseKernel(p->steps[i].k);
-  }
-  free(p->code);
-  free(p->temps);
-  free(p->consts);
-  free(p->const_sizes);
-  free(p->steps);
-  memset(p, 0, sizeof *p);
-}
-
-#define MAX_COUNT ((uint64_t)1 << 24)  /* arguments, temporaries, constants, steps */
-#define MAX_BYTES ((uint64_t)1 << 48)  /* a buffer */
-#define MAX_GRID ((uint64_t)1 << 31)   /* a grid or block dimension */
-
-static int plan_ref(const jvalue *v, const plan_t *p, ref_t *out) {
-  uint64_t index;
-  if (!v || v->kind != J_ARRAY || v->n != 2 || v->items[0].kind != J_STRING ||
-      jint(&v->items[1], MAX_COUNT, &index))
-    return -1;
-  const char *kind = v->items[0].str;
-  size_t count;
-  if (strcmp(kind, "arg") == 0) {
-    out->kind = REF_ARG;
-    count = p->n_args;
-  } else if (strcmp(kind, "temp") == 0) {
-    out->kind = REF_TEMP;
-    count = p->n_temps;
-  } else if (strcmp(kind, "const") == 0) {
-    out->kind = REF_CONST;
-    count = p->n_consts;
-  } else {
-    return -1;
-  }
-  out->index = (size_t)index;
-  return index < count ? 0 : -1;
-}
-
-/* A 1- to 3-element array of integers in [lo, MAX_GRID]. */
-static int plan_dims(const jvalue *v, uint64_t lo, size_t out[3], cl_uint *dims) {
-  if (!v || v->kind != J_ARRAY || v->n < 1 || v->n > 3) return -1;
-  for (size_t i = 0; i < v->n; ++i) {
-    uint64_t x;
-    if (jint(&v->items[i], MAX_GRID, &x) || x < lo) return -1;
-    out[i] = (size_t)x;
-  }
-  *dims = (cl_uint)v->n;
-  return 0;
-}
-
-/* The blob's document as a plan; on failure `msg` says what is wrong and where. */
-static int plan_of(const jvalue *root, plan_t *p, char *msg, size_t msglen) {
-  const jvalue *code, *plan, *v;
-  uint64_t x;
-  memset(p, 0, sizeof *p);
-#define BAD(...)                          \
-  do {                                    \
-    snprintf(msg, msglen, __VA_ARGS__);   \
-    plan_free(p);                         \
-    return -1;                            \
-  } while (0)
-  if (root->kind != J_OBJECT) BAD("not a JSON object");
-  code = jget(root, "code");
-  plan = jget(root, "plan");
-  if (!code || code->kind != J_STRING) BAD("\"code\" is missing or not a string");
-  if (!plan || plan->kind != J_OBJECT) BAD("\"plan\" is missing or not an object");
-  if (jint(jget(plan, "n_args"), MAX_COUNT, &x)) BAD("plan.n_args is not a count");
-  p->n_args = (size_t)x;
-
-  v = jget(plan, "temps");
-  if (!v || v->kind != J_ARRAY || v->n > MAX_COUNT) BAD("plan.temps is not an array");
-  p->temps = calloc(v->n ? v->n : 1, sizeof *p->temps);
-  if (!p->temps) BAD("out of memory");
-  p->n_temps = v->n;
-  for (size_t i = 0; i < v->n; ++i) {
-    if (jint(&v->items[i], MAX_BYTES, &x)) BAD("plan.temps[%zu] is not a byte count", i);
-    p->temps[i] = (size_t)x;
-  }
-
-  v = jget(plan, "consts");
-  if (!v || v->kind != J_ARRAY || v->n > MAX_COUNT) BAD("plan.consts is not an array");
-  p->consts = calloc(v->n ? v->n : 1, sizeof *p->consts);
-  p->const_sizes = calloc(v->n ? v->n : 1, sizeof *p->const_sizes);
-  if (!p->consts || !p->const_sizes) BAD("out of memory");
-  p->n_consts = v->n;
-  for (size_t i = 0; i < v->n; ++i) {
-    const jvalue *c = &v->items[i];
-    if (c->kind != J_STRING ||
-        base64_decode(c->str, c->len, &p->consts[i], &p->const_sizes[i]))
-      BAD("plan.consts[%zu] is not base64", i);
-  }
-
-  v = jget(plan, "steps");
-  if (!v || v->kind != J_ARRAY || v->n > MAX_COUNT) BAD("plan.steps is not an array");
-  p->steps = calloc(v->n ? v->n : 1, sizeof *p->steps);
-  if (!p->steps) BAD("out of memory");
-  p->n_steps = v->n;
-  for (size_t i = 0; i < v->n; ++i) {
-    const jvalue *s = &v->items[i], *kernel, *args, *copy;
-    step_t *st = &p->steps[i];
-    if (s->kind != J_OBJECT) BAD("plan.steps[%zu] is not an object", i);
-    if ((kernel = jget(s, "launch")) != NULL) {
-      cl_uint block_dims;
-      if (kernel->kind != J_STRING || kernel->len == 0 || strlen(kernel->str) != kernel->len)
-        BAD("plan.steps[%zu].launch is not a kernel name", i);
-      if (plan_dims(jget(s, "grid"), 0, st->global, &st->dims))
-        BAD("plan.steps[%zu].grid is not 1 to 3 sizes", i);
-      if (plan_dims(jget(s, "block"), 1, st->local, &block_dims) || block_dims != st->dims)
-        BAD("plan.steps[%zu].block is not %u positive sizes", i, (unsigned)st->dims);
-      for (cl_uint d = 0; d < st->dims; ++d) {
-        if (st->global[d] > SIZE_MAX / st->local[d])
-          BAD("plan.steps[%zu]: grid * block overflows", i);
-        st->global[d] *= st->local[d];
-      }
-      args = jget(s, "args");
-      if (!args || args->kind != J_ARRAY || args->n > MAX_COUNT)
-        BAD("plan.steps[%zu].args is not an array", i);
-      st->args = calloc(args->n ? args->n : 1, sizeof *st->args);
-      if (!st->args) BAD("out of memory");
-      st->n_args = args->n;
-      for (size_t a = 0; a < args->n; ++a)
-        if (plan_ref(&args->items[a], p, &st->args[a]))
-          BAD("plan.steps[%zu].args[%zu] is not a buffer of the plan", i, a);
-      st->kernel = malloc(kernel->len + 1);
-      if (!st->kernel) BAD("out of memory");
-      memcpy(st->kernel, kernel->str, kernel->len + 1);
-    } else if ((copy = jget(s, "copy")) != NULL) {
-      st->is_copy = 1;
-      if (copy->kind != J_ARRAY || copy->n != 2 || plan_ref(&copy->items[0], p, &st->src) ||
-          plan_ref(&copy->items[1], p, &st->dst))
-        BAD("plan.steps[%zu].copy is not two buffers of the plan", i);
-      if (jint(jget(s, "bytes"), MAX_BYTES, &x)) BAD("plan.steps[%zu].bytes is not a count", i);
-      st->nbytes = (size_t)x;
-    } else {
-      BAD("plan.steps[%zu] is neither a launch nor a copy", i);
-    }
-  }
-  p->code = malloc(code->len + 1);
-  if (!p->code) BAD("out of memory");
-  memcpy(p->code, code->str, code->len + 1);
-  p->code_len = code->len;
-  return 0;
-#undef BAD
-}
-
 /* ---- the device -------------------------------------------------------------------------- */
-
-typedef struct {
-  cl_mem mem; /* NULL: a free slot */
-  size_t size;
-} buffer_t;
 
 typedef struct loaded {
   char *name;
@@ -680,8 +141,7 @@ typedef struct {
   nnvm_opencl_symbol_fn symbol;
   void *handle;
   pthread_mutex_t lock; /* the buffer table and the kernels */
-  buffer_t *buffers;    /* handle h is buffers[h - 1] */
-  size_t n_buffers, first_free;
+  table_t buffers;      /* handle -> cl_mem */
   loaded_t *kernels[BUCKETS];
 } device_t;
 
@@ -690,6 +150,8 @@ static void loaded_free(loaded_t *l) {
     if (l->temps && l->temps[i]) clReleaseMemObject(l->temps[i]);
   for (size_t i = 0; i < l->plan.n_consts; ++i)
     if (l->consts && l->consts[i]) clReleaseMemObject(l->consts[i]);
+  for (size_t i = 0; i < l->plan.n_steps; ++i)
+    if (l->plan.steps[i].fn) clReleaseKernel((cl_kernel)l->plan.steps[i].fn);
   plan_free(&l->plan); /* kernels before their program */
   if (l->program) clReleaseProgram(l->program);
   free(l->temps);
@@ -785,40 +247,19 @@ int nnvm_opencl_num_devices(void) {
 }
 
 int nnvm_opencl_device_index(const char *target) {
-  if (!target) return -1;
-  const char *p = target;
-  int index = 0, first = 1;
-  for (;;) {
-    while (*p == ' ' || *p == '\t') ++p;
-    if (!*p) break;
-    size_t n = strcspn(p, " \t");
-    if (first) {
-      if (!((n == 6 && strncmp(p, "opencl", 6) == 0) || (n == 2 && strncmp(p, "cl", 2) == 0)))
-        return -1;
-      first = 0;
-    } else if (n >= 8 && strncmp(p, "-device=", 8) == 0) {
-      long v = 0;
-      if (n == 8) return -1;
-      for (size_t i = 8; i < n; ++i) {
-        if (p[i] < '0' || p[i] > '9' || v > 100000) return -1;
-        v = v * 10 + (p[i] - '0');
-      }
-      index = (int)v;
-    }
-    p += n;
-  }
-  return first ? -1 : index;
+  static const char *const kinds[] = {"opencl", "cl", NULL};
+  return gpu_target_device(target, kinds);
 }
 
 /* ---- buffers (the API's callbacks) ------------------------------------------------------- */
 
+#define MEM(value) ((cl_mem)(uintptr_t)(value))
+
 /* The buffer of a handle (with the lock held), or NULL with an error. */
-static buffer_t *buffer_of(device_t *dev, uint64_t handle, const char *what) {
-  if (handle == 0 || handle > dev->n_buffers || dev->buffers[handle - 1].mem == NULL) {
-    set_error("%s: no buffer %llu on this device", what, (unsigned long long)handle);
-    return NULL;
-  }
-  return &dev->buffers[handle - 1];
+static slot_t *buffer_of(device_t *dev, uint64_t handle, const char *what) {
+  slot_t *s = table_get(&dev->buffers, handle);
+  if (!s) set_error("%s: no buffer %llu on this device", what, (unsigned long long)handle);
+  return s;
 }
 
 static uint64_t api_alloc(void *ctx, size_t nbytes) {
@@ -832,50 +273,34 @@ static uint64_t api_alloc(void *ctx, size_t nbytes) {
     return 0;
   }
   pthread_mutex_lock(&dev->lock);
-  size_t slot = dev->first_free;
-  while (slot < dev->n_buffers && dev->buffers[slot].mem) ++slot;
-  if (slot == dev->n_buffers) {
-    buffer_t *grown = realloc(dev->buffers, (dev->n_buffers + 1) * 2 * sizeof *grown);
-    if (!grown) {
-      pthread_mutex_unlock(&dev->lock);
-      clReleaseMemObject(mem);
-      set_error("alloc: out of memory");
-      return 0;
-    }
-    for (size_t i = dev->n_buffers; i < (dev->n_buffers + 1) * 2; ++i) grown[i].mem = NULL;
-    dev->buffers = grown;
-    dev->n_buffers = (dev->n_buffers + 1) * 2;
-  }
-  dev->buffers[slot].mem = mem;
-  dev->buffers[slot].size = size;
-  dev->first_free = slot + 1;
+  uint64_t handle = table_add(&dev->buffers, (uint64_t)(uintptr_t)mem, size);
   pthread_mutex_unlock(&dev->lock);
-  return (uint64_t)slot + 1;
+  if (!handle) {
+    clReleaseMemObject(mem);
+    set_error("alloc: out of memory");
+  }
+  return handle;
 }
 
 static void api_release(void *ctx, uint64_t handle) {
   device_t *dev = ctx;
-  cl_mem mem = NULL;
+  uint64_t mem;
   pthread_mutex_lock(&dev->lock);
-  if (handle && handle <= dev->n_buffers) {
-    mem = dev->buffers[handle - 1].mem;
-    dev->buffers[handle - 1].mem = NULL;
-    if (handle - 1 < dev->first_free) dev->first_free = handle - 1;
-  }
+  int live = table_remove(&dev->buffers, handle, &mem) == 0;
   pthread_mutex_unlock(&dev->lock);
-  if (mem) clReleaseMemObject(mem);
+  if (live) clReleaseMemObject(MEM(mem));
 }
 
 /* The cl_mem of a handle holding at least nbytes (retained: the caller releases it). */
 static cl_mem copy_target(device_t *dev, uint64_t handle, size_t nbytes, const char *what) {
   pthread_mutex_lock(&dev->lock);
-  buffer_t *b = buffer_of(dev, handle, what);
+  slot_t *b = buffer_of(dev, handle, what);
   cl_mem mem = NULL;
   if (b && nbytes > b->size)
     set_error("%s: %zu bytes do not fit buffer %llu (%zu bytes)", what, nbytes,
               (unsigned long long)handle, b->size);
-  else if (b && clRetainMemObject(b->mem) == CL_SUCCESS)
-    mem = b->mem;
+  else if (b && clRetainMemObject(MEM(b->value)) == CL_SUCCESS)
+    mem = MEM(b->value);
   else if (b)
     set_error("%s: clRetainMemObject failed", what);
   pthread_mutex_unlock(&dev->lock);
@@ -967,25 +392,13 @@ static loaded_t *load(device_t *dev, const char *kernel) {
   for (loaded_t *l = dev->kernels[b]; l; l = l->next)
     if (strcmp(l->name, kernel) == 0) return l;
 
-  size_t name_len = strlen(kernel);
-  char *sym = malloc(name_len + 32);
-  if (!sym) {
-    set_error("kernel %s: out of memory", kernel);
-    return NULL;
-  }
-  snprintf(sym, name_len + 32, "nnvm_blob_%s", kernel);
-  const unsigned char *data = dev->symbol ? dev->symbol(dev->handle, sym) : NULL;
-  snprintf(sym, name_len + 32, "nnvm_blob_%s_size", kernel);
-  const unsigned long *size = dev->symbol ? dev->symbol(dev->handle, sym) : NULL;
-  free(sym);
-  if (!data || !size) {
-    set_error("the library holds no device program for '%s' (no symbol nnvm_blob_%s)", kernel,
-              kernel);
-    return NULL;
-  }
-
-  jvalue root;
+  const unsigned char *data;
+  size_t size, name_len = strlen(kernel);
   char msg[256];
+  if (plan_lookup(dev->symbol, dev->handle, kernel, &data, &size, msg, sizeof msg)) {
+    set_error("%s", msg);
+    return NULL;
+  }
   loaded_t *l = calloc(1, sizeof *l);
   if (!l || !(l->name = malloc(name_len + 1))) {
     free(l);
@@ -993,9 +406,10 @@ static loaded_t *load(device_t *dev, const char *kernel) {
     return NULL;
   }
   memcpy(l->name, kernel, name_len + 1);
-  if (json_parse(data, (size_t)*size, &root, msg, sizeof msg)) {
-    set_error("kernel %s: its program (nnvm_blob_%s, %lu bytes) is not JSON: %s", kernel,
-              kernel, *size, msg);
+  jvalue root;
+  if (json_parse(data, size, &root, msg, sizeof msg)) {
+    set_error("kernel %s: its program (nnvm_blob_%s, %zu bytes) is not JSON: %s", kernel,
+              kernel, size, msg);
     loaded_free(l);
     return NULL;
   }
@@ -1004,6 +418,13 @@ static loaded_t *load(device_t *dev, const char *kernel) {
   if (bad) {
     set_error("kernel %s: its program (nnvm_blob_%s) is not a launch plan: %s", kernel, kernel,
               msg);
+    loaded_free(l);
+    return NULL;
+  }
+  if (l->plan.format) {
+    set_error("kernel %s: its program is a %s blob, not OpenCL C (built for another device "
+              "target: bind that target's runtime to this device)",
+              kernel, l->plan.format);
     loaded_free(l);
     return NULL;
   }
@@ -1016,14 +437,14 @@ static loaded_t *load(device_t *dev, const char *kernel) {
   for (size_t i = 0; i < p->n_steps; ++i) {
     step_t *st = &p->steps[i];
     if (st->is_copy) continue;
-    st->k = clCreateKernel(l->program, st->kernel, &rc);
-    if (rc != CL_SUCCESS || !st->k) {
-      st->k = NULL;
+    cl_kernel k = clCreateKernel(l->program, st->kernel, &rc);
+    if (rc != CL_SUCCESS || !k) {
       set_error("kernel %s: clCreateKernel(\"%s\") failed: %s (%d)", kernel, st->kernel,
                 cl_error_name(rc), (int)rc);
       loaded_free(l);
       return NULL;
     }
+    st->fn = k;
   }
   l->consts = calloc(p->n_consts ? p->n_consts : 1, sizeof *l->consts);
   l->temps = calloc(p->n_temps ? p->n_temps : 1, sizeof *l->temps);
@@ -1106,24 +527,27 @@ static int run_plan(device_t *dev, loaded_t *l, cl_mem *args, const size_t *arg_
     }
     for (size_t a = 0; a < st->n_args; ++a) {
       cl_mem mem = ref_mem(l, args, st->args[a], &size, arg_sizes);
-      rc = clSetKernelArg(st->k, (cl_uint)a, sizeof mem, &mem);
+      rc = clSetKernelArg((cl_kernel)st->fn, (cl_uint)a, sizeof mem, &mem);
       if (rc != CL_SUCCESS) {
         set_error("kernel %s: clSetKernelArg(%s, %zu) failed: %s (%d)", l->name, st->kernel, a,
                   cl_error_name(rc), (int)rc);
         return -1;
       }
     }
+    size_t global[3];
     int empty = 0;
-    for (cl_uint d = 0; d < st->dims; ++d) empty |= st->global[d] == 0;
+    for (unsigned d = 0; d < 3; ++d) {
+      global[d] = st->grid[d] * st->block[d]; /* the reader checked it does not overflow */
+      empty |= global[d] == 0;
+    }
     if (empty) continue; /* no work-items: nothing to run */
-    rc = clEnqueueNDRangeKernel(dev->queue, st->k, st->dims, NULL, st->global, st->local, 0, NULL,
-                                NULL);
+    rc = clEnqueueNDRangeKernel(dev->queue, (cl_kernel)st->fn, st->dims, NULL, global, st->block,
+                                0, NULL, NULL);
     if (rc != CL_SUCCESS) {
       set_error("kernel %s: clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu) "
                 "failed: %s (%d)",
-                l->name, st->kernel, st->global[0], st->dims > 1 ? st->global[1] : 1,
-                st->dims > 2 ? st->global[2] : 1, st->local[0], st->dims > 1 ? st->local[1] : 1,
-                st->dims > 2 ? st->local[2] : 1, cl_error_name(rc), (int)rc);
+                l->name, st->kernel, global[0], global[1], global[2], st->block[0],
+                st->block[1], st->block[2], cl_error_name(rc), (int)rc);
       return -1;
     }
   }
@@ -1154,9 +578,9 @@ static int api_launch(void *ctx, const char *kernel, const uint64_t *buffers, in
     goto done;
   }
   for (int i = 0; i < count; ++i) {
-    buffer_t *b = buffer_of(dev, buffers[i], "launch");
+    slot_t *b = buffer_of(dev, buffers[i], "launch");
     if (!b) goto done;
-    args[i] = b->mem;
+    args[i] = MEM(b->value);
     sizes[i] = b->size;
   }
   failed = run_plan(dev, l, args, sizes) ? 1 : 0;
@@ -1178,9 +602,9 @@ static void device_free(device_t *dev) {
       dev->kernels[b] = next;
     }
   }
-  for (size_t i = 0; i < dev->n_buffers; ++i)
-    if (dev->buffers[i].mem) clReleaseMemObject(dev->buffers[i].mem);
-  free(dev->buffers);
+  for (size_t i = 0; i < dev->buffers.n; ++i)
+    if (dev->buffers.slots[i].used) clReleaseMemObject(MEM(dev->buffers.slots[i].value));
+  table_free(&dev->buffers);
   if (dev->queue) clReleaseCommandQueue(dev->queue);
   if (dev->context) clReleaseContext(dev->context);
   pthread_mutex_destroy(&dev->lock);

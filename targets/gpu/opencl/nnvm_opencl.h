@@ -6,7 +6,8 @@
  * first launch, its constants uploaded once and its temporaries allocated once, its plan's
  * launches and copies enqueued without waiting. docs/deploy-c.md shows a whole program.
  *
- *   cc app.c nnvm_opencl.c -I<dir of nnvm_runtime.h> -Lout -lmodel -lOpenCL -ldl
+ *   cc app.c nnvm_opencl.c -I<dir of nnvm_opencl.h> -I<dir of nnvm_gpu_plan.h> \
+ *      -I<dir of nnvm_runtime.h> -Lout -lmodel -lOpenCL -ldl
  *
  *   nnvm_device_api cl;
  *   char err[1024];
