@@ -61,12 +61,10 @@ class CudaRuntime(DeviceRuntime):
         found = self.kernels.get(kernel)
         if found is None:
             plan, ptx, _, _ = decode_blob(self.lib.blob(kernel))
-            module = self.driver.load_module(ptx)
-            functions = {
-                x.kernel: self.driver.function(module, x.kernel)
-                for x in plan.steps
-                if isinstance(x, Launch)
-            }
+            launches = [x for x in plan.steps if isinstance(x, Launch)]
+            # a plan of copies alone ships empty PTX, which no driver loads
+            module = self.driver.load_module(ptx) if launches else None
+            functions = {x.kernel: self.driver.function(module, x.kernel) for x in launches}
             temps = [self.driver.alloc(n) for n in plan.temps]
             consts = []
             for data in plan.consts:
