@@ -1,7 +1,8 @@
 """CudaRuntime (the driver-API runtime) replaying launch plans, without a GPU: a fake driver
 keeps 'device' memory on the host and runs each cuLaunchKernel through the host emulator's grid
-loop for that kernel, so a whole model goes through the real runtime's allocation, constant
-upload, launch and copy code and must match the CPU target."""
+loop for that kernel (a kernel with barriers, such as the shared-tile convs: its block's threads as
+host threads), so a whole model goes through the real runtime's allocation, constant upload,
+launch and copy code and must match the CPU target."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ class FakeDriver:
     def __init__(self, lib, kernels):
         self.grids = {}
         self.loaded = [load_emulated(lib.blob(name), name) for name in kernels]  # keeps the JIT
+        self.emulated = {}
         for k in self.loaded:
             self.grids.update(k.grids)
+            self.emulated.update(dict.fromkeys(k.grids, k))
         self.memory: dict[int, np.ndarray] = {}
         self.calls: dict[str, int] = {}
 
@@ -72,6 +75,10 @@ class FakeDriver:
         self._count("launch")
         for p in pointers:
             assert p in self.memory, "a launch with a pointer the device never allocated"
+        threads = self.emulated[fn].threads
+        if threads is not None:  # a kernel with barriers (shared tiles): a host thread per thread
+            threads.launch(self.grids[fn], fn, grid, block, list(pointers))
+            return
         dims = np.array([*grid, *block], np.int32)
         self.grids[fn](*pointers, dims.ctypes.data)
 

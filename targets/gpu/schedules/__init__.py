@@ -11,15 +11,16 @@ from nnvm.dialects.te.schedule import ScheduleOp
 from nnvm.dialects.te.stages import schedule_applies as applies
 from nnvm.targets.cpu.schedules.scheduler import Template
 from nnvm.targets.gpu.schedules.generic import BLOCK, GpuScheduler
+from nnvm.targets.gpu.schedules.shared_conv import shared_conv
 from nnvm.targets.gpu.schedules.shared_tiles import shared_matmul
-from nnvm.targets.gpu.schedules.tiled import blocked, conv2d
+from nnvm.targets.gpu.schedules.tiled import conv2d
 
 TEMPLATES: dict[str, Template] = {
     "matmul": Template(shared_matmul, min_rank=2, intermediate=True),
     "dense": Template(shared_matmul, min_rank=2),
     "conv2d_nchw": Template(conv2d, min_rank=4),
     "depthwise_conv2d_nchw": Template(conv2d, min_rank=4),
-    "conv2d_nchwc": Template(blocked, min_rank=5),
+    "conv2d_nchwc": Template(shared_conv, min_rank=5),
 }
 
 
