@@ -31,6 +31,11 @@ class GpuTarget(Target):
     kind: ClassVar[str] = "gpu"
     vectors: ClassVar[bool] = False
     """te.vectorize is legal (the device code has vector types for the vector ops)."""
+    unroll_steps: ClassVar[bool] = False
+    """The shared-tile templates unroll the loop over a step's tile (k.i): what PoCL needs (it
+    runs the code between barriers one work-item at a time and adds a barrier to every counted
+    loop of such a kernel: a 256^3 matmul 6.9 ms rolled, 1.2 ms unrolled); a GPU compiler
+    unrolls where it pays itself, and the CUDA emulator compiles the unrolled form slowly."""
     vector_lanes: ClassVar[int] = 4
     """Lanes per thread of the injective schedule where `vectors` is on (one 128-bit load of
     f32 per operand: float4)."""
@@ -109,4 +114,5 @@ class GpuTarget(Target):
 
         knobs.setdefault("shared", self.tiles == "shared")
         knobs.setdefault("lanes", self.vector_lanes if self.vectors else 0)
+        knobs.setdefault("unroll_steps", self.unroll_steps)
         return default_schedule(fn, self, **knobs)

@@ -289,3 +289,21 @@ def test_a_shared_stage_at_the_root_and_an_undeclared_scope_are_located_errors()
     other = OUTSIDE.replace("SCOPE", "texture").replace("AT", "o")
     with pytest.raises(DiagnosticError, match="target 'cuda' has no memory scope 'texture'"):
         _lower(other, target="cuda -emulate")
+
+
+def test_opencl_unrolls_the_step_loop_where_k_divides() -> None:
+    """PoCL adds a barrier to each counted loop of a kernel with barriers: the opencl target
+    unrolls a step's 16 k (where K divides into steps: a partial step would be 16 guarded
+    copies); CUDA leaves the loop to its compiler."""
+    from nnvm.targets.gpu.opencl.target import OpenCLTarget
+
+    def unrolled(target: Any, k: int) -> bool:
+        module = op_module(nn.MatmulOp, [tensor((64, k), f32), tensor((k, 64), f32)])
+        m = module.clone()
+        LowerToTE(target=target).apply(CTX, m)
+        fn = next(o for o in m.ops if isinstance(o, func.FuncOp))
+        return "k.i" in ir_text(target.default_schedule(fn)).split("te.unroll")[1]
+
+    assert unrolled(OpenCLTarget(), 64)
+    assert not unrolled(OpenCLTarget(), 40)
+    assert not unrolled(EMULATED, 64)

@@ -18,6 +18,7 @@ class OpenCLTarget(GpuTarget):
     aliases: ClassVar[tuple[str, ...]] = ("cl",)
     kernel_format: ClassVar[str] = "opencl-c"
     vectors: ClassVar[bool] = True
+    unroll_steps: ClassVar[bool] = True
     device: int = 0
 
     @classmethod

@@ -30,6 +30,7 @@ def default_schedule(
     block: int = BLOCK,
     shared: bool = True,
     lanes: int = 0,
+    unroll_steps: bool = False,
     **_: Any,
 ) -> ScheduleOp:
     """Templates where their tag applies (with shared-memory tiles where the target has shared
@@ -41,7 +42,13 @@ def default_schedule(
     tries = [(True, True, shared), (True, True, False), (False, True, False), (False, False, False)]
     for templates, private, tiles in tries[0 if shared else 1 :]:
         scheduler = GpuScheduler(
-            fn, TEMPLATES, block=block, private=private, shared=tiles, lanes=lanes
+            fn,
+            TEMPLATES,
+            block=block,
+            private=private,
+            shared=tiles,
+            lanes=lanes,
+            unroll_steps=unroll_steps,
         )
         prims = scheduler.plan(templates=templates)
         if applies(fn, prims):

@@ -53,6 +53,7 @@ class GpuScheduler(KernelScheduler):
         private: bool = True,
         shared: bool = True,
         lanes: int = 0,
+        unroll_steps: bool = False,
     ):
         super().__init__(fn, templates=templates)
         self.block = block
@@ -64,6 +65,8 @@ class GpuScheduler(KernelScheduler):
         versions)."""
         self.vector_width = lanes
         """Vector lanes per thread of the injective schedule (0: one element per thread)."""
+        self.unroll_steps = unroll_steps
+        """Shared-tile templates unroll the loop over a step's tile (GpuTarget.unroll_steps)."""
 
     def flat(self, name: str, axes: list[str], extents: list[int]) -> str | None:
         """Fuse `axes` into one and spread it over blocks of `self.block` threads (the last

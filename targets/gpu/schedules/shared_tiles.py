@@ -96,6 +96,8 @@ def shared_matmul(s: GpuScheduler, op: ComputeOp, stage: str, out: str) -> None:
     p.append(ComputeAtOp.make(stage, out, f"{j}.t"))
     p.append(SplitOp.make(stage, k, K_STEP, None, f"{k}.o", f"{k}.i"))
     p.append(ReorderOp.make(stage, [*spatial[:-2], f"{k}.o", f"{k}.i", *spatial[-2:]]))
+    if s.unroll_steps and op.reduce_shape[0] % K_STEP == 0:  # a partial last step would be
+        p.append(UnrollOp.make(stage, f"{k}.i"))  # 16 guarded copies: slow to compile
     p.append(UnrollOp.make(stage, spatial[-2]))
     p.append(UnrollOp.make(stage, spatial[-1]))
     for side, name in zip("AB", names, strict=True):
