@@ -6,6 +6,7 @@ the median of a few runs after one warm-up. PoCL runs on the same CPU: a sanity 
 kernels) and times both builds in interleaved rounds.
 
     python tests/gpu/opencl_times.py [--models mlp,resnet18] [--runs 3] [--scalar]
+        [--target 'opencl -tiles=registers']
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _timed(graph, lib, params, inputs, device, runs: int):  # noqa: ANN001
     return statistics.median(times) * 1e3, outs
 
 
-def _vectors_against_scalar(module, params, inputs, want, runs: int) -> tuple[float, float]:  # noqa: ANN001
+def _vectors_against_scalar(module, params, inputs, want, runs: int, target: str):  # noqa: ANN001, ANN202
     """Medians (ms) of the vector and the scalar OpenCL builds, timed in alternate rounds."""
     import nnvm
     from nnvm.compiler import build
@@ -47,7 +48,7 @@ def _vectors_against_scalar(module, params, inputs, want, runs: int) -> tuple[fl
     for vectors in (True, False):
         OpenCLTarget.vectors = vectors  # type: ignore[misc]
         try:
-            g, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
+            g, lib, p = build(module, target="llvm", params=params, devices=[target])
         finally:
             OpenCLTarget.vectors = True  # type: ignore[misc]
         m = graph_runtime.create(g, lib, nnvm.opencl(0))
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scalar", action="store_true", help="also time scalar kernels")
+    parser.add_argument("--target", default="opencl", help="e.g. 'opencl -tiles=registers'")
     args = parser.parse_args(argv)
 
     import nnvm
@@ -87,13 +89,15 @@ def main(argv: list[str] | None = None) -> int:
         module, params = from_onnx(model)
         g, lib, p = build(module, target="llvm", params=params)
         cpu_ms, want = _timed(g, lib, p, inputs, nnvm.cpu(0), args.runs)
-        g, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
+        g, lib, p = build(module, target="llvm", params=params, devices=[args.target])
         placed = sum(1 for n in g.nodes if n.device)
         cl_ms, got = _timed(g, lib, p, inputs, nnvm.opencl(0), args.runs)
         for a, b in zip(got, want, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
         if args.scalar:
-            cl_ms, scalar_ms = _vectors_against_scalar(module, params, inputs, want, args.runs)
+            cl_ms, scalar_ms = _vectors_against_scalar(
+                module, params, inputs, want, args.runs, args.target
+            )
             extra = f"{scalar_ms:>12.2f}"
         print(f"{name:<14}{cpu_ms:>10.2f}{cl_ms:>12.2f}{extra}{f'{placed}/{len(g.nodes)}':>20}")
     return 0
