@@ -7,7 +7,10 @@ The whole space of each task is measured once (every candidate of its grid, with
 runner); the searches then run against that table, many seeds each, so both strategies see
 the same measurements (no run-to-run noise between them) and a curve costs no more trials.
 Prints, per task and strategy, the median over seeds of the trials needed to come within 95% of
-the space's best time, and the mean best-so-far curve."""
+the space's best time, and the mean best-so-far curve. `evolution+history` is the cost-model
+search with a transfer history (nnvm/tune/transfer.py): what the other tasks' own evolution
+searches (`--budget` trials each, same seed) measured, as a task tuned after them in one run
+would see it."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from nnvm.tune.runner import LocalRunner, MeasureOptions
 from nnvm.tune.search import make_search
 from nnvm.tune.space import TaskSpace
 from nnvm.tune.task import extract_tasks, tasks_by_weight
+from nnvm.tune.transfer import TransferHistory
 
 
 def measure_space(space: TaskSpace, runner: LocalRunner, limit: int) -> dict[str, float]:
@@ -38,10 +42,20 @@ def measure_space(space: TaskSpace, runner: LocalRunner, limit: int) -> dict[str
     return table
 
 
-def search_curve(space: TaskSpace, table, strategy: str, seed: int, budget: int, batch: int):
-    """Best-so-far seconds after each trial of a search answered from `table`."""
-    search = make_search(strategy, space, seed)
-    measured: dict = {}
+def search_curve(
+    space: TaskSpace,
+    table,
+    strategy: str,
+    seed: int,
+    budget: int,
+    batch: int,
+    history: TransferHistory | None = None,
+    measured: dict | None = None,
+):
+    """Best-so-far seconds after each trial of a search answered from `table` (the trials'
+    candidates and times land in `measured`)."""
+    search = make_search(strategy, space, seed, history=history)
+    measured = {} if measured is None else measured
     curve: list[float] = []
     while len(curve) < budget:
         proposals = [c for c in search.next_batch(batch, measured) if c.key in table]
@@ -69,38 +83,57 @@ def main(argv: list[str] | None = None) -> int:
     tasks = tasks_by_weight(extract_tasks(*from_onnx(MODELS[args.model]())))[: args.tasks]
     runner = LocalRunner(MeasureOptions(repeat=3, threads=1))
     try:
-        for task in tasks:
-            space = TaskSpace(task)
-            table = measure_space(space, runner, args.limit)
-            finite = [s for s in table.values() if math.isfinite(s)]
-            best = min(finite)
-            goal = best / 0.95
-            within = sum(s <= goal for s in finite)
-            print(
-                f"\n{task.describe()[:70]}: {len(table)} candidates measured, best "
-                f"{best * 1e3:.3f} ms, default {table[space.default().key] * 1e3:.3f} ms, "
-                f"{within} within 95%"
-            )
-            for strategy in ("random", "evolution"):
-                curves = [
-                    search_curve(space, table, strategy, s, args.budget, args.batch)
-                    for s in range(args.seeds)
-                ]
-                need = [trials_to(c, goal) for c in curves]
-                med = statistics.median(need)
-                points = [8, 16, 24, 32, 48, 64]
-                mean_curve = [
-                    statistics.fmean(best / c[min(n, len(c)) - 1] for c in curves)
-                    for n in points
-                    if n <= args.budget
-                ]
-                print(
-                    f"  {strategy:10} trials to 95%: median {med:g} (reached in "
-                    f"{sum(math.isfinite(n) for n in need)}/{len(need)} seeds); best/so-far at "
-                    + ", ".join(f"{n}: {v:.2f}" for n, v in zip(points, mean_curve, strict=False))
-                )
+        spaces = [TaskSpace(task) for task in tasks]
+        tables = [measure_space(space, runner, args.limit) for space in spaces]
     finally:
         runner.close()
+    # what the other tasks' own searches (evolution, no history, `budget` trials each) measured:
+    # the history a task tuned after them would see (leave one task out)
+    tuned_before = []
+    for seed in range(args.seeds):
+        per_task = []
+        for space, table in zip(spaces, tables, strict=True):
+            measured: dict = {}
+            search_curve(space, table, "evolution", seed, args.budget, args.batch, None, measured)
+            per_task.append((space, measured))
+        tuned_before.append(per_task)
+    strategies = ["random", "evolution", "evolution+history"]
+    for k, (space, table) in enumerate(zip(spaces, tables, strict=True)):
+        finite = [s for s in table.values() if math.isfinite(s)]
+        best = min(finite)
+        goal = best / 0.95
+        within = sum(s <= goal for s in finite)
+        print(
+            f"\n{space.task.describe()[:70]}: {len(table)} candidates measured, best "
+            f"{best * 1e3:.3f} ms, default {table[space.default().key] * 1e3:.3f} ms, "
+            f"{within} within 95%"
+        )
+        for strategy in strategies:
+            curves = []
+            for seed in range(args.seeds):
+                history = None
+                if strategy == "evolution+history":
+                    history = TransferHistory()
+                    for j, (other, measured) in enumerate(tuned_before[seed]):
+                        if j != k:
+                            history.add_measured(other.task, measured, other.default().key)
+                name = strategy.split("+")[0]
+                curves.append(
+                    search_curve(space, table, name, seed, args.budget, args.batch, history)
+                )
+            need = [trials_to(c, goal) for c in curves]
+            med = statistics.median(need)
+            points = [8, 16, 24, 32, 48, 64]
+            mean_curve = [
+                statistics.fmean(best / c[min(n, len(c)) - 1] for c in curves)
+                for n in points
+                if n <= args.budget
+            ]
+            print(
+                f"  {strategy:18} trials to 95%: median {med:g} (reached in "
+                f"{sum(math.isfinite(n) for n in need)}/{len(need)} seeds); best/so-far at "
+                + ", ".join(f"{n}: {v:.2f}" for n, v in zip(points, mean_curve, strict=False))
+            )
     return 0
 
 

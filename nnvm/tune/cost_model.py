@@ -1,8 +1,11 @@
 """The learned cost model that guides the evolutionary search: trained online, per task, on
-the candidates measured so far, it ranks proposals so that only the most promising are built
-and timed. Features are the knob values (as numbers, with their log2) and the loop-nest
-facts of the schedule text (how many splits, tiles, unrolls, vectorized and parallel loops,
-the tile factors' product); the target is log(seconds), so the model learns ratios.
+the candidates measured so far (and, where other tasks of the same template were tuned before,
+on theirs: transfer.py), it ranks proposals so that only the most promising are built and
+timed. Features are the task's shape (log2 of its flops and dimensions), the knob values (as
+numbers, with their log2) and the loop-nest facts of the schedule text (how many splits,
+tiles, unrolls, vectorized and parallel loops, the tile factors' product); the target is
+log(seconds), or log(seconds / the default's) when other tasks' rows join in, so the model
+learns ratios.
 
 The model is gradient-boosted trees from xgboost (the `tune` extra) where it is installed,
 else a numpy fallback: ridge regression on the features and their pairwise products, which
@@ -19,14 +22,29 @@ import numpy as np
 
 from nnvm.tune.space import Candidate
 from nnvm.tune.task import Task
+from nnvm.tune.transfer import Row
+
+OWN_WEIGHT = 4.0
+"""How much more a row of the task being tuned counts than a row of another task."""
 
 _PRIMS = ("te.split", "te.tile", "te.fuse", "te.unroll", "te.vectorize", "te.parallel")
 _FACTORS = re.compile(r"by \(?([\d, ]+)\)?")
 
 
+SHAPE_DIMS = 16
+"""Dimensions of the tasks' argument shapes the features carry (log2, zero-padded): what lets
+a model trained on other tasks of a template tell their shapes from this one's."""
+
+
+def shape_features(task: Task) -> list[float]:
+    dims = [math.log2(d + 1.0) for s in task.shapes for d in s][:SHAPE_DIMS]
+    return [math.log2(task.flops + 1.0), *dims, *[0.0] * (SHAPE_DIMS - len(dims))]
+
+
 def features(task: Task, c: Candidate) -> list[float]:
-    """A fixed-length vector for a candidate of `task`."""
-    out: list[float] = []
+    """A fixed-length vector for a candidate of `task` (the same length for every task of a
+    template and its knobs)."""
+    out: list[float] = shape_features(task)
     for name in task.knobs:
         v = c.config.get(name, task.default_config.get(name, 0))
         x = float(v) if isinstance(v, int | float | bool) else 0.0
@@ -47,20 +65,41 @@ class CostModel:
         self._model: Any = None
         self._ridge: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def fit(self, candidates: Sequence[Candidate], seconds: Sequence[float]) -> None:
+    def fit(
+        self,
+        candidates: Sequence[Candidate],
+        seconds: Sequence[float],
+        prior: Sequence[Row] = (),
+        default_s: float = math.nan,
+    ) -> None:
+        """Fit on this task's measurements; with `prior` (other tasks' rows, times relative to
+        their defaults), on both as times relative to the default (this task's own rows, once
+        its default is measured, weighing OWN_WEIGHT times as much)."""
         rows = [(c, s) for c, s in zip(candidates, seconds, strict=True) if math.isfinite(s)]
-        if len(rows) < 4:
+        relative = bool(prior)
+        if relative and not (math.isfinite(default_s) and default_s > 0):
+            rows = []  # ranked by the other tasks alone until the default is measured
+        if len(rows) + len(prior) < 4:
             self._model = self._ridge = None
             return
-        x = np.array([features(self.task, c) for c, _ in rows], dtype=np.float64)
-        y = np.log(np.array([s for _, s in rows], dtype=np.float64))
+        x_rows = [features(self.task, c) for c, _ in rows]
+        y_rows = [math.log(s / default_s) if relative else math.log(s) for _, s in rows]
+        w_rows = [OWN_WEIGHT] * len(rows)
+        if relative:
+            x_rows += [features(r.task, r.candidate) for r in prior]
+            y_rows += [math.log(r.relative) for r in prior]
+            w_rows += [1.0] * len(prior)
+        x = np.array(x_rows, dtype=np.float64)
+        y = np.array(y_rows, dtype=np.float64)
+        w = np.array(w_rows, dtype=np.float64)
         if self.backend == "xgboost":
             import xgboost
 
             params = {"max_depth": 4, "eta": 0.2, "seed": self.seed, "nthread": 1}
-            self._model = xgboost.train(params, xgboost.DMatrix(x, label=y), num_boost_round=60)
+            data = xgboost.DMatrix(x, label=y, weight=w)
+            self._model = xgboost.train(params, data, num_boost_round=60)
         else:
-            self._ridge = _fit_ridge(x, y)
+            self._ridge = _fit_ridge(x, y, w)
 
     @property
     def trained(self) -> bool:
@@ -108,13 +147,17 @@ def _expand(z: np.ndarray) -> np.ndarray:
     return np.hstack([np.ones((n, 1)), z, z[:, i] * z[:, j]])
 
 
-def _fit_ridge(x: np.ndarray, y: np.ndarray):
-    """Ridge regression on the quadratic features, its strength chosen by leave-one-out error
-    (closed form: residual_i / (1 - hat_ii)), so it follows the data from 4 points to 400."""
+def _fit_ridge(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None):
+    """Ridge regression on the quadratic features (weighted least squares with `weight`), its
+    strength chosen by leave-one-out error (closed form: residual_i / (1 - hat_ii)), so it
+    follows the data from 4 points to 400."""
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
     a = _expand((x - mean) / scale)
+    if weight is not None:
+        root = np.sqrt(weight)[:, None]
+        a, y = a * root, y * root[:, 0]
     best: tuple[float, np.ndarray] | None = None
     for alpha in (0.01, 0.1, 1.0, 10.0):
         inverse = np.linalg.inv(a.T @ a + alpha * np.eye(a.shape[1]))

@@ -6,10 +6,13 @@ measured first, so a tuned record is never slower than the default one it replac
 * `grid`: every combination, in order (small spaces);
 * `evolution`: the cost model (cost_model.py), fitted on the measurements, ranks a pool of
   mutations of the best candidates so far and fresh random ones; the best-ranked are measured,
-  one slot per batch kept for a random candidate so the model keeps seeing the whole space."""
+  one slot per batch kept for a random candidate so the model keeps seeing the whole space.
+  With a transfer history (other tasks of the same template measured before), the model ranks
+  from the first batch after the default instead of after a random warm-up."""
 
 from __future__ import annotations
 
+import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from nnvm.support.errors import UserError
 from nnvm.tune.cost_model import CostModel
 from nnvm.tune.space import Candidate, TaskSpace
+from nnvm.tune.transfer import MIN_ROWS, TransferHistory
 
 Measured = Mapping[str, tuple[Candidate, float]]
 
@@ -89,22 +93,33 @@ class EvolutionarySearch(Search):
         warmup: int = 8,
         pool: int = 128,
         parents: int = 8,
+        history: TransferHistory | None = None,
     ):
         super().__init__(space, seed)
         self.model = CostModel(space.task, model, seed)
         self.warmup = warmup
         self.pool = pool
         self.parents = parents
+        self.history = history
+        """Other tasks' measurements: with enough of them the model ranks from the first
+        batch (no random warm-up)."""
+        self._default_key = space.default().key
 
     def propose(self, n: int, measured: Measured, taken: set[str]) -> list[Candidate]:
-        if len(measured) < self.warmup or n <= 0:
+        prior = self.history.for_task(self.space.task) if self.history is not None else []
+        default = measured.get(self._default_key)
+        if len(prior) < MIN_ROWS:
+            prior = []
+        if (len(measured) < self.warmup and not prior) or n <= 0:
             return self._random(n, measured, taken)
         items = list(measured.values())
-        self.model.fit([c for c, _ in items], [s for _, s in items])
+        default_s = default[1] if default is not None else math.nan
+        self.model.fit([c for c, _ in items], [s for _, s in items], prior, default_s)
         best = sorted(items, key=lambda cs: cs[1])[: self.parents]
         proposals: dict[str, Candidate] = {}
-        for _ in range(self.pool * 2):
-            if len(proposals) >= self.pool:
+        pool = self.pool * (4 if prior else 1)  # a model trained before any own trial ranks
+        for _ in range(pool * 2):  # more: its parents are no better than the default yet
+            if len(proposals) >= pool:
                 break
             if self.rng.random() < 0.75 and best:
                 parent = self.rng.choice(best)[0]
@@ -132,9 +147,15 @@ class EvolutionarySearch(Search):
 STRATEGIES = {"random": RandomSearch, "grid": GridSearch, "evolution": EvolutionarySearch}
 
 
-def make_search(name: str, space: TaskSpace, seed: int = 0, model: str = "auto") -> Search:
+def make_search(
+    name: str,
+    space: TaskSpace,
+    seed: int = 0,
+    model: str = "auto",
+    history: TransferHistory | None = None,
+) -> Search:
     if name not in STRATEGIES:
         raise UserError(f"unknown search '{name}'; use one of {', '.join(STRATEGIES)}")
     if name == "evolution":
-        return EvolutionarySearch(space, seed, model)
+        return EvolutionarySearch(space, seed, model, history=history)
     return STRATEGIES[name](space, seed)

@@ -29,6 +29,7 @@ from nnvm.tune.runner import Measurer
 from nnvm.tune.search import Search, make_search
 from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task
+from nnvm.tune.transfer import TransferHistory
 
 
 @dataclass
@@ -118,14 +119,16 @@ def tune(
             "continue it, or name another log"
         )
     states = []
+    history = TransferHistory()  # what each task's measurements teach the others' models
     for k, task in enumerate(tasks):
         space = TaskSpace(task)
-        search = make_search(strategy, space, seed + k, model)
+        search = make_search(strategy, space, seed + k, model, history)
         state = TaskState(task, search, space.default().key)
         for r in log.trials:
             if r.workload == task.workload and r.target == task.target.description:
                 state.add(r, Candidate(r.config, r.schedule))
         state.done = (task.workload, task.target.description) in log.finished
+        history.add_measured(task, state.measured, state.default_key)
         states.append(state)
     budget = trials * len(states)
     done = 0
@@ -149,6 +152,7 @@ def tune(
             for record, c in zip(records, candidates, strict=True):
                 writer.trial(record)
                 state.add(record, c)
+            history.add_measured(state.task, state.measured, state.default_key)
             state.trials += len(candidates)
             done += len(candidates)
             if state.trials >= trials or _stalled(state, early_stop):

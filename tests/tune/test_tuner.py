@@ -182,3 +182,68 @@ def test_confirmation_keeps_the_default_when_the_best_only_won_by_luck(
         assert best.config_key() == default_key and result.states[0].confirmed_speedup == 1.0
     else:
         assert best.config_key() != default_key and result.states[0].confirmed_speedup == 2.0
+
+
+def _synthetic_seconds(c) -> float:
+    """A landscape both matmul tasks share: best at 4 rows x 16 columns."""
+    cfg = c.config
+    return 1e-4 * (
+        1.0 + 0.3 * abs(cfg["matmul.rows"] - 4) + (0.0 if cfg["matmul.cols"] == 16 else 1.5)
+    )
+
+
+def _trials_to_best(search, space, budget: int = 40) -> int:
+    best = min(_synthetic_seconds(c) for c in space.grid())
+    measured: dict = {}
+    while len(measured) < budget:
+        batch = search.next_batch(8, measured)
+        if not batch:
+            break
+        for c in batch:
+            measured[c.key] = (c, _synthetic_seconds(c))
+            if _synthetic_seconds(c) <= best:
+                return len(measured)
+    return budget + 1
+
+
+@pytest.mark.parametrize("model", ["numpy", "xgboost"])
+def test_another_tasks_history_guides_the_search_from_its_first_batch(matmul_task, model):
+    """Measurements of another matmul (other shapes, same template and knobs) train the cost
+    model before this task's own: the search finds the shared optimum in fewer trials than
+    without them, and never skips the task's default."""
+    pytest.importorskip("xgboost") if model == "xgboost" else None
+    from onnx import helper
+
+    from nnvm.frontend import from_onnx
+    from nnvm.testing.onnx_models import single_op
+    from nnvm.tune.task import extract_tasks
+    from nnvm.tune.transfer import TransferHistory, family
+
+    other_model = single_op(
+        helper.make_node("MatMul", ["x", "w"], ["y"]), [1, 33, 64], {"w": (64, 80)}
+    )
+    (other,) = extract_tasks(*from_onnx(other_model))
+    assert family(other) == family(matmul_task) and other.workload != matmul_task.workload
+    other_space = TaskSpace(other)
+    rng = random.Random(3)
+    measured = {}
+    for c in [other_space.default(), *(other_space.random(rng) for _ in range(48))]:
+        if c is not None:
+            measured[c.key] = (c, _synthetic_seconds(c))
+    history = TransferHistory()
+    history.add_measured(other, measured, other_space.default().key)
+    assert history.for_task(other) == [] and len(history.for_task(matmul_task)) >= 40
+
+    space = TaskSpace(matmul_task)
+    with_history, without = [], []
+    for seed in range(3):
+        search = make_search("evolution", space, seed, model, history)
+        first = search.next_batch(8, {})
+        assert first[0].config == matmul_task.default_config
+        with_history.append(
+            _trials_to_best(make_search("evolution", space, seed, model, history), space)
+        )
+        without.append(_trials_to_best(make_search("evolution", space, seed, model), space))
+    assert sum(with_history) < sum(without), (with_history, without)
+    if model == "xgboost":  # trees do not extrapolate; the ridge's quadratic can, wrongly
+        assert max(with_history) <= 16, with_history
