@@ -14,14 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import arith, gpu, memref
+from xdsl.dialects import arith, gpu
 from xdsl.ir import Operation, SSAValue
 
 from nnvm.dialects.te import exprs
 from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.stage_tree import IterVar
-from nnvm.lowering.te_to_gpu.memory_scopes import WORKGROUP
-from nnvm.lowering.te_to_loops.emitter import ALIGNMENT, Nest, Scope, Val, View, hint
+from nnvm.lowering.te_to_gpu.memory_scopes import WORKGROUP, entry_alloca
+from nnvm.lowering.te_to_loops.emitter import Nest, Scope, Val, View
 from nnvm.lowering.te_to_loops.loop_bodies import buffer_indices, real_indices
 from nnvm.lowering.te_to_loops.loop_nests import LoopNestEmitter
 from nnvm.support.diagnostics import DiagnosticError
@@ -71,7 +71,7 @@ class CrossThreadReductions(LoopNestEmitter):
         ident = self.add1(exprs.constant(exprs.identity_value(kind, elt), elt))
 
         # the thread's partial result, over the loops inside the bound axis
-        private = self._entry_alloca(scope, elt, [1] * rank, None, f"{leaf.name}.part")
+        private = entry_alloca(scope, elt, [1] * rank, None, f"{leaf.name}.part")
         self.store(private, zeros, Val(ident))
         saved = nest.view
         nest.view = View(private, [r.ssa for r in real_indices(self, nest, vals)])
@@ -102,7 +102,7 @@ class CrossThreadReductions(LoopNestEmitter):
                 f"of shared memory, bringing this kernel's to {self.shared_bytes}, over the "
                 f"{self.max_shared_bytes} the target allows per block",
             )
-        slots = self._entry_alloca(scope, elt, [rows, static], WORKGROUP, f"{leaf.name}.red")
+        slots = entry_alloca(scope, elt, [rows, static], WORKGROUP, f"{leaf.name}.red")
         r = Val(self.index(0) if row is None else row)
         mine = [r, Val(tid)]
         self._barrier(where)  # the slots' last readers (an enclosing loop's) are done
@@ -136,18 +136,3 @@ class CrossThreadReductions(LoopNestEmitter):
 
     def _barrier(self, where: Operation | None) -> None:
         self.barriers[self.add(gpu.BarrierOp())] = where  # type: ignore[assignment]
-
-    def _entry_alloca(self, scope: Scope, elt, shape: list[int], space, name: str) -> SSAValue:  # type: ignore[no-untyped-def]
-        """A buffer at the top of the scope's alloca block (cloned into the kernel when it is
-        outlined: each thread's own, or with `space` WORKGROUP the block's)."""
-        if space is None:
-            alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape)
-        else:
-            alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape, memory_space=space)
-        alloca.results[0].name_hint = hint(name)
-        first = scope.alloca_block.first_op
-        if first is None:
-            scope.alloca_block.add_op(alloca)
-        else:
-            scope.alloca_block.insert_op_before(alloca, first)
-        return alloca.results[0]

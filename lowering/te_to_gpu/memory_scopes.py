@@ -17,7 +17,7 @@ import math
 
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.schedule import CacheReadOp
@@ -53,6 +53,24 @@ MAX_SHARED_BYTES = 48 * 1024
 """Shared memory per block without opt-in (every CUDA GPU; OpenCL's guaranteed minimum is 32
 KiB, PoCL gives more): the limit when the pass runs without a target."""
 SCOPES = ("global", "shared", "local")
+
+
+def entry_alloca(
+    scope: Scope, elt: Attribute, shape: list[int], space: IntegerAttr | None, name: str
+) -> SSAValue:
+    """A buffer at the top of the scope's alloca block, which lower-te-to-gpu clones into each
+    kernel it outlines: the thread's own, or (`space` WORKGROUP) the block's."""
+    if space is None:
+        alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape)
+    else:
+        alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape, memory_space=space)
+    alloca.results[0].name_hint = hint(name)
+    first = scope.alloca_block.first_op
+    if first is None:
+        scope.alloca_block.add_op(alloca)
+    else:
+        scope.alloca_block.insert_op_before(alloca, first)
+    return alloca.results[0]
 
 
 def scoped_stages(state: ScheduleState) -> dict[str, tuple[str, CacheReadOp]]:
@@ -305,14 +323,7 @@ class ScopedStages(LoopNestEmitter):
                     f"{self.shared_bytes} bytes, over the {self.max_shared_bytes} the target "
                     "allows per block",
                 )
-            alloca = memref.AllocaOp.get(elt, ALIGNMENT, shape, memory_space=WORKGROUP)
-            alloca.results[0].name_hint = hint(name)
-            first = scope.alloca_block.first_op
-            if first is None:
-                scope.alloca_block.add_op(alloca)
-            else:
-                scope.alloca_block.insert_op_before(alloca, first)
-            buf = alloca.results[0]
+            buf = entry_alloca(scope, elt, shape, WORKGROUP, name)
             self._shared[producer] = (buf, shape)
         last = self.block.last_op
         if slot_iv is None and not isinstance(last, gpu.BarrierOp):

@@ -1,9 +1,12 @@
 """The five test models (nnvm.testing.onnx_models: mlp, ResNet-, MobileNet-style, transformer
-encoder, LSTM) built with devices=["opencl"] run every kernel on the OpenCL device (PoCL in
-CI) and match the CPU-only build; nnvm.opencl(0) selects those kernels, a device the library
+encoder, LSTM) and the five bench models built with devices=["opencl"] run every kernel on the
+OpenCL device (PoCL in CI) and match the CPU-only build; nnvm.opencl(0) selects those kernels, a device the library
 was not built for is a UserError."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +20,7 @@ from nnvm.support.errors import UserError
 from nnvm.testing import onnx_models
 
 pytestmark = requires_opencl
+BENCH_MODELS = Path(__file__).resolve().parents[2] / "bench" / "models.py"
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +52,26 @@ def test_model_on_opencl_matches_cpu(model_name: str) -> None:
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
     debug = _outputs(graph, lib, p, inputs, nnvm.gpu(0), debug=True)  # kernel by kernel
     for g, w in zip(debug, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "resnet18", "mobilenetv2", "bert2", "lstm"])
+def test_bench_model_on_opencl_matches_cpu(model_name: str) -> None:
+    """The five bench models (bench/models.py) at their bench sizes, every kernel on OpenCL
+    with the default (shared-memory) templates, against the CPU build."""
+    spec = importlib.util.spec_from_file_location("bench_models", BENCH_MODELS)
+    assert spec is not None and spec.loader is not None
+    bench_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_models)
+    model = bench_models.MODELS[model_name]()
+    inputs = onnx_models.random_inputs(model, seed=0)
+    module, params = from_onnx(model)
+    graph, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
+    assert all(n.device == "opencl" for n in graph.nodes), "every kernel placed on the GPU"
+    got = _outputs(graph, lib, p, inputs, nnvm.opencl(0))
+    host_graph, host_lib, host_p = build(module, target="llvm", params=params)
+    want = _outputs(host_graph, host_lib, host_p, inputs, nnvm.cpu(0))
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
 
 
