@@ -705,4 +705,347 @@ NNVM_GPU_STATIC void table_free(table_t *t) {
   memset(t, 0, sizeof *t);
 }
 
+/* ---- the device-independent half of a runtime -------------------------------------------- */
+
+/* Compiled only into a runtime (it defines NNVM_GPU_RUNTIME before including this file; the
+ * plan fuzzer does not): the per-thread last error, the table of a device's kernels, each
+ * kernel read, built, given its constants and temporaries once on its first launch, and the
+ * replay of its plan. What talks to the device is a runtime's gpu_ops_t: its hooks set the
+ * error (set_error) and return non-zero when they fail. A runtime's device struct starts with
+ * a gpu_runtime_t, which the hooks get. */
+#ifdef NNVM_GPU_RUNTIME
+#include <pthread.h>
+#include <stdarg.h>
+
+#ifndef NNVM_GPU_ERROR_BYTES
+#define NNVM_GPU_ERROR_BYTES 16384
+#endif
+
+static __thread char last_error[NNVM_GPU_ERROR_BYTES];
+
+NNVM_GPU_STATIC void set_error(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, args);
+  va_end(args);
+}
+
+typedef struct gpu_kernel {
+  char *name;
+  plan_t plan;
+  void *code;               /* the runtime's program or module */
+  uint64_t *temps, *consts; /* the runtime's buffers; 0: not allocated */
+  uint64_t *values;         /* one launch step's buffers, in its argument order */
+  void **params;            /* pointers to them (CUDA's kernelParams) */
+  struct gpu_kernel *next;
+} gpu_kernel_t;
+
+typedef struct gpu_runtime gpu_runtime_t;
+
+typedef struct {
+  /* Is the plan (`launches` launch steps) one this device runs? */
+  int (*check)(gpu_runtime_t *rt, const char *kernel, const plan_t *p, size_t launches);
+  /* Build k->plan.code into k->code and set each launch step's fn. */
+  int (*build)(gpu_runtime_t *rt, gpu_kernel_t *k, size_t launches);
+  /* A read-only buffer holding constant i (n bytes of data; n may be 0). */
+  int (*upload_const)(gpu_runtime_t *rt, const char *kernel, size_t i, const void *data,
+                      size_t n, uint64_t *out);
+  /* A buffer of n (> 0) bytes for temporary i. */
+  int (*alloc_temp)(gpu_runtime_t *rt, const char *kernel, size_t i, size_t n, uint64_t *out);
+  void (*free_buffer)(gpu_runtime_t *rt, uint64_t buffer);
+  /* Release k->code and whatever the steps' fn hold (never called with k->code unset: it may
+   * still have to release step functions). */
+  void (*free_code)(gpu_runtime_t *rt, gpu_kernel_t *k);
+  /* Step `step` of k: copy nbytes (> 0, in bounds) from src to dst. */
+  int (*copy)(gpu_runtime_t *rt, gpu_kernel_t *k, size_t step, uint64_t dst, uint64_t src,
+              size_t nbytes);
+  /* Launch step st of k over its buffers k->values (k->params point to them). */
+  int (*launch)(gpu_runtime_t *rt, gpu_kernel_t *k, const step_t *st);
+  /* After a plan's last step (NULL: nothing to do). */
+  int (*finish)(gpu_runtime_t *rt, gpu_kernel_t *k);
+} gpu_ops_t;
+
+#define GPU_BUCKETS 256
+
+struct gpu_runtime {
+  const gpu_ops_t *ops;
+  gpu_symbol_fn symbol;
+  void *handle;
+  pthread_mutex_t lock; /* the buffer table */
+  table_t buffers;      /* handle -> the runtime's buffer */
+  gpu_kernel_t *kernels[GPU_BUCKETS];
+};
+
+/* ---- buffers ---- */
+
+/* A handle for a new buffer of the runtime; 0 (and the buffer freed) when out of memory. */
+NNVM_GPU_STATIC uint64_t gpu_buffer_add(gpu_runtime_t *rt, uint64_t buffer, size_t size) {
+  pthread_mutex_lock(&rt->lock);
+  uint64_t handle = table_add(&rt->buffers, buffer, size);
+  pthread_mutex_unlock(&rt->lock);
+  if (!handle) {
+    rt->ops->free_buffer(rt, buffer);
+    set_error("alloc: out of memory");
+  }
+  return handle;
+}
+
+/* Forget a handle: 1 and its buffer (for the caller to free) when it was live, else 0. */
+NNVM_GPU_STATIC int gpu_buffer_take(gpu_runtime_t *rt, uint64_t handle, uint64_t *buffer) {
+  pthread_mutex_lock(&rt->lock);
+  int live = table_remove(&rt->buffers, handle, buffer) == 0;
+  pthread_mutex_unlock(&rt->lock);
+  return live;
+}
+
+/* The buffer of a live handle holding at least nbytes, passed to `hold` (may be NULL; it sets
+ * the error when it fails) under the lock; -1 with an error otherwise. */
+NNVM_GPU_STATIC int gpu_buffer_get(gpu_runtime_t *rt, uint64_t handle, size_t nbytes,
+                                   const char *what, int (*hold)(uint64_t buffer, const char *what),
+                                   uint64_t *buffer) {
+  int failed = -1;
+  pthread_mutex_lock(&rt->lock);
+  slot_t *s = table_get(&rt->buffers, handle);
+  if (!s)
+    set_error("%s: no buffer %llu on this device", what, (unsigned long long)handle);
+  else if (nbytes > s->size)
+    set_error("%s: %zu bytes do not fit buffer %llu (%zu bytes)", what, nbytes,
+              (unsigned long long)handle, s->size);
+  else if (!hold || hold(s->value, what) == 0) {
+    *buffer = s->value;
+    failed = 0;
+  }
+  pthread_mutex_unlock(&rt->lock);
+  return failed;
+}
+
+/* The start of copy_to_device / copy_from_device: 0 to go on, 1 when there is nothing to copy,
+ * -1 with an error for a NULL host buffer. */
+NNVM_GPU_STATIC int gpu_copy_begin(const void *host, size_t nbytes, const char *what) {
+  last_error[0] = 0;
+  if (nbytes == 0) return 1;
+  if (!host) {
+    set_error("%s: the host buffer is NULL", what);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- kernels ---- */
+
+NNVM_GPU_STATIC size_t gpu_bucket_of(const char *name) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; ++p) h = (h ^ *p) * 16777619u;
+  return h % GPU_BUCKETS;
+}
+
+NNVM_GPU_STATIC void gpu_kernel_free(gpu_runtime_t *rt, gpu_kernel_t *k) {
+  for (size_t i = 0; i < k->plan.n_temps; ++i)
+    if (k->temps && k->temps[i]) rt->ops->free_buffer(rt, k->temps[i]);
+  for (size_t i = 0; i < k->plan.n_consts; ++i)
+    if (k->consts && k->consts[i]) rt->ops->free_buffer(rt, k->consts[i]);
+  rt->ops->free_code(rt, k);
+  plan_free(&k->plan);
+  free(k->temps);
+  free(k->consts);
+  free(k->values);
+  free(k->params);
+  free(k->name);
+  free(k);
+}
+
+/* A kernel, read, built, its constants uploaded and temporaries allocated on its first launch
+ * (with the kernels' lock held); NULL with the error. */
+NNVM_GPU_STATIC gpu_kernel_t *gpu_load(gpu_runtime_t *rt, const char *kernel) {
+  size_t b = gpu_bucket_of(kernel);
+  for (gpu_kernel_t *k = rt->kernels[b]; k; k = k->next)
+    if (strcmp(k->name, kernel) == 0) return k;
+
+  const unsigned char *data;
+  size_t size, name_len = strlen(kernel);
+  char msg[256];
+  if (plan_lookup(rt->symbol, rt->handle, kernel, &data, &size, msg, sizeof msg)) {
+    set_error("%s", msg);
+    return NULL;
+  }
+  gpu_kernel_t *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = malloc(name_len + 1))) {
+    free(k);
+    set_error("kernel %s: out of memory", kernel);
+    return NULL;
+  }
+  memcpy(k->name, kernel, name_len + 1);
+  jvalue root;
+  if (json_parse(data, size, &root, msg, sizeof msg)) {
+    set_error("kernel %s: its program (nnvm_blob_%s, %zu bytes) is not JSON: %s", kernel,
+              kernel, size, msg);
+    gpu_kernel_free(rt, k);
+    return NULL;
+  }
+  int bad = plan_of(&root, &k->plan, msg, sizeof msg);
+  jfree(&root);
+  if (bad) {
+    set_error("kernel %s: its program (nnvm_blob_%s) is not a launch plan: %s", kernel, kernel,
+              msg);
+    gpu_kernel_free(rt, k);
+    return NULL;
+  }
+  plan_t *p = &k->plan;
+  size_t launches = 0, max_args = 1;
+  for (size_t i = 0; i < p->n_steps; ++i) {
+    if (p->steps[i].is_copy) continue;
+    ++launches;
+    if (p->steps[i].n_args > max_args) max_args = p->steps[i].n_args;
+  }
+  if (rt->ops->check(rt, kernel, p, launches) || rt->ops->build(rt, k, launches)) {
+    gpu_kernel_free(rt, k);
+    return NULL;
+  }
+  k->consts = calloc(p->n_consts ? p->n_consts : 1, sizeof *k->consts);
+  k->temps = calloc(p->n_temps ? p->n_temps : 1, sizeof *k->temps);
+  k->values = calloc(max_args, sizeof *k->values);
+  k->params = calloc(max_args, sizeof *k->params);
+  if (!k->consts || !k->temps || !k->values || !k->params) {
+    set_error("kernel %s: out of memory", kernel);
+    gpu_kernel_free(rt, k);
+    return NULL;
+  }
+  for (size_t i = 0; i < p->n_consts; ++i) {
+    if (rt->ops->upload_const(rt, kernel, i, p->consts[i], p->const_sizes[i], &k->consts[i])) {
+      gpu_kernel_free(rt, k);
+      return NULL;
+    }
+    free(p->consts[i]); /* uploaded: the host copy is not needed again */
+    p->consts[i] = NULL;
+  }
+  for (size_t i = 0; i < p->n_temps; ++i) {
+    if (rt->ops->alloc_temp(rt, kernel, i, p->temps[i] ? p->temps[i] : 1, &k->temps[i])) {
+      gpu_kernel_free(rt, k);
+      return NULL;
+    }
+  }
+  free(p->code); /* built */
+  p->code = NULL;
+  k->next = rt->kernels[b];
+  rt->kernels[b] = k;
+  return k;
+}
+
+NNVM_GPU_STATIC uint64_t gpu_ref(const gpu_kernel_t *k, const uint64_t *args,
+                                 const size_t *arg_sizes, ref_t r, size_t *size) {
+  switch (r.kind) {
+  case REF_ARG:
+    *size = arg_sizes[r.index];
+    return args[r.index];
+  case REF_TEMP:
+    *size = k->plan.temps[r.index] ? k->plan.temps[r.index] : 1;
+    return k->temps[r.index];
+  default:
+    *size = k->plan.const_sizes[r.index] ? k->plan.const_sizes[r.index] : 1;
+    return k->consts[r.index];
+  }
+}
+
+/* Replay k's plan over the model's buffers args (of arg_sizes bytes). */
+NNVM_GPU_STATIC int gpu_run_plan(gpu_runtime_t *rt, gpu_kernel_t *k, const uint64_t *args,
+                                 const size_t *arg_sizes) {
+  for (size_t i = 0; i < k->plan.n_steps; ++i) {
+    const step_t *st = &k->plan.steps[i];
+    size_t size;
+    if (st->is_copy) {
+      if (st->nbytes == 0) continue;
+      size_t src_size, dst_size;
+      uint64_t src = gpu_ref(k, args, arg_sizes, st->src, &src_size);
+      uint64_t dst = gpu_ref(k, args, arg_sizes, st->dst, &dst_size);
+      if (st->nbytes > src_size || st->nbytes > dst_size) {
+        set_error("kernel %s: step %zu copies %zu bytes between buffers of %zu and %zu bytes",
+                  k->name, i, st->nbytes, src_size, dst_size);
+        return -1;
+      }
+      if (rt->ops->copy(rt, k, i, dst, src, st->nbytes)) return -1;
+      continue;
+    }
+    for (size_t a = 0; a < st->n_args; ++a) {
+      k->values[a] = gpu_ref(k, args, arg_sizes, st->args[a], &size);
+      k->params[a] = &k->values[a];
+    }
+    if (rt->ops->launch(rt, k, st)) return -1;
+  }
+  return rt->ops->finish ? rt->ops->finish(rt, k) : 0;
+}
+
+/* The checks of a launch's arguments, before any lock. */
+NNVM_GPU_STATIC int gpu_launch_begin(const char *kernel, const uint64_t *buffers, int count) {
+  last_error[0] = 0;
+  if (!kernel || count < 0 || (count > 0 && !buffers)) {
+    set_error("launch: bad kernel name or buffers");
+    return -1;
+  }
+  return 0;
+}
+
+/* A launch of `kernel` over the model's buffers, with the kernels' lock held (and the buffer
+ * table's too when table_locked): 0, or 1 with the error. */
+NNVM_GPU_STATIC int gpu_launch(gpu_runtime_t *rt, const char *kernel, const uint64_t *buffers,
+                               int count, int table_locked) {
+  int failed = 1;
+  uint64_t *args = NULL;
+  size_t *sizes = NULL;
+  gpu_kernel_t *k = gpu_load(rt, kernel);
+  if (!k) goto done;
+  if ((size_t)count != k->plan.n_args) {
+    set_error("kernel %s takes %zu buffers, got %d", kernel, k->plan.n_args, count);
+    goto done;
+  }
+  args = malloc((count ? (size_t)count : 1) * sizeof *args);
+  sizes = malloc((count ? (size_t)count : 1) * sizeof *sizes);
+  if (!args || !sizes) {
+    set_error("kernel %s: out of memory", kernel);
+    goto done;
+  }
+  if (!table_locked) pthread_mutex_lock(&rt->lock);
+  for (int i = 0; i < count; ++i) {
+    slot_t *s = table_get(&rt->buffers, buffers[i]);
+    if (!s) {
+      set_error("launch: no buffer %llu on this device", (unsigned long long)buffers[i]);
+      if (!table_locked) pthread_mutex_unlock(&rt->lock);
+      goto done;
+    }
+    args[i] = s->value;
+    sizes[i] = s->size;
+  }
+  if (!table_locked) pthread_mutex_unlock(&rt->lock);
+  failed = gpu_run_plan(rt, k, args, sizes) ? 1 : 0;
+done:
+  free(args);
+  free(sizes);
+  return failed;
+}
+
+/* Free every kernel and every buffer still in the table (not the table itself). */
+NNVM_GPU_STATIC void gpu_free_kernels_and_buffers(gpu_runtime_t *rt) {
+  for (size_t b = 0; b < GPU_BUCKETS; ++b) {
+    while (rt->kernels[b]) {
+      gpu_kernel_t *next = rt->kernels[b]->next;
+      gpu_kernel_free(rt, rt->kernels[b]);
+      rt->kernels[b] = next;
+    }
+  }
+  for (size_t i = 0; i < rt->buffers.n; ++i)
+    if (rt->buffers.slots[i].used) rt->ops->free_buffer(rt, rt->buffers.slots[i].value);
+}
+
+/* Fill an nnvm_device_api with a runtime's five callbacks. */
+#define GPU_FILL_API(out, dev)                     \
+  do {                                             \
+    (out)->ctx = (dev);                            \
+    (out)->alloc = api_alloc;                      \
+    (out)->release = api_release;                  \
+    (out)->copy_to_device = api_copy_to_device;    \
+    (out)->copy_from_device = api_copy_from_device; \
+    (out)->launch = api_launch;                    \
+  } while (0)
+
+#endif /* NNVM_GPU_RUNTIME */
+
 #endif

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from nnvm.targets.gpu.launch_plan import Copy, LaunchPlan
 
@@ -34,6 +37,38 @@ def sanitizer_env(tmp: Path, suppress: Sequence[str] = ()) -> dict[str, str]:
         "LSAN_OPTIONS": f"suppressions={tmp / 'lsan.supp'}",
         "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=86",
     }
+
+
+def kernel_cache_fixture():
+    """A module's autouse fixture (assign it to a name in the test module) that keeps the
+    kernel cache in the session's temporary folder."""
+
+    @pytest.fixture(autouse=True, scope="module")
+    def kernel_cache(tmp_path_factory):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
+            yield
+
+    return kernel_cache
+
+
+def build_driver(tmp: Path, device: str, runtime_flags: Sequence[str], sanitize: bool = True):
+    """gpu_c_driver.c for `device` ("OPENCL", "CUDA") as tmp/driver, linked with the
+    libmodel.so and nnvm_runtime.h exported in tmp and the runtime (its c_runtime_flags())."""
+    cmd = ["cc", "-O1", "-g", "-Wall", "-Werror", *(sanitizers(tmp) if sanitize else [])]
+    cmd += ["-o", "driver", f"-DDEVICE_{device}", str(HERE / "gpu_c_driver.c"), f"-I{tmp}"]
+    cmd += ["-L.", "-lmodel", "-Wl,-rpath,$ORIGIN", *runtime_flags]
+    subprocess.run(cmd, cwd=tmp, check=True)
+
+
+def write_inputs(tmp: Path, graph, inputs: Mapping[str, np.ndarray]) -> list[str]:
+    """The graph's inputs as raw files in tmp (in0.bin, ...), for the driver: their names."""
+    files = []
+    for k, info in enumerate(graph.inputs):
+        data = np.ascontiguousarray(inputs[info["name"]], dtype=info["dtype"])
+        (tmp / f"in{k}.bin").write_bytes(data.tobytes())
+        files.append(f"in{k}.bin")
+    return files
 
 
 def ran(proc: subprocess.CompletedProcess) -> None:

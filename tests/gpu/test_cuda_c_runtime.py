@@ -1,5 +1,5 @@
 """The C CUDA device runtime (targets/gpu/cuda/nnvm_cuda.c), with no GPU: a C program with no
-Python (cuda_c_driver.c) runs libraries built with devices=["cuda -arch=sm_XX"] over a fake
+Python (gpu_c_driver.c) runs libraries built with devices=["cuda -arch=sm_XX"] over a fake
 libcuda (fake_libcuda.c: host memory, a call log, injected failures) that the runtime opens
 through NNVM_LIBCUDA. The log must show what the Python runtime would do: every launch of
 every kernel's launch plan with its grid, block and buffers, copies of the right sizes,
@@ -26,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from c_runtime_harness import (
+    build_driver,
     build_plan_fuzz,
     failed,
     fuzz_plan_reader,
+    kernel_cache_fixture,
     plan_summary,
     ran,
     sanitizer_env,
-    sanitizers,
+    write_inputs,
 )
 
 from nnvm.compiler import build, save_param_dict
@@ -55,11 +57,7 @@ def _no_cc() -> str:
 pytestmark = pytest.mark.skipif(_no_cc() != "", reason=_no_cc() or "-")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
-        yield
+kernel_cache = kernel_cache_fixture()
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +108,8 @@ class Program:
         self.lib.export_library(tmp / "libmodel.so")
         self.lib.export_header(tmp / "nnvm_runtime.h")
         (tmp / "model.params").write_bytes(save_param_dict(params, self.graph.model_hash))
-        cmd = ["cc", "-O1", "-g", "-Wall", "-Werror", *sanitizers(tmp), "-o", "driver"]
-        cmd += [str(HERE / "cuda_c_driver.c"), f"-I{tmp}", "-L.", "-lmodel", "-Wl,-rpath,$ORIGIN"]
-        subprocess.run([*cmd, *c_runtime_flags()], cwd=tmp, check=True)
-        inputs = onnx_models.random_inputs(model, seed=7)
-        self.in_files = []
-        for k, info in enumerate(self.graph.inputs):
-            data = np.ascontiguousarray(inputs[info["name"]], dtype=info["dtype"])
-            (tmp / f"in{k}.bin").write_bytes(data.tobytes())
-            self.in_files.append(f"in{k}.bin")
+        build_driver(tmp, "CUDA", c_runtime_flags())
+        self.in_files = write_inputs(tmp, self.graph, onnx_models.random_inputs(model, seed=7))
         self.out_files = [f"out{k}.bin" for k in range(len(self.graph.outputs))]
 
     def plan(self, kernel: str) -> LaunchPlan:

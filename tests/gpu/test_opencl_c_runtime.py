@@ -1,5 +1,5 @@
 """The C OpenCL device runtime (targets/gpu/opencl/nnvm_opencl.c): a C program with no Python
-(opencl_c_driver.c) runs libraries built with devices=["opencl"] on PoCL and gets what the
+(gpu_c_driver.c) runs libraries built with devices=["opencl"] on PoCL and gets what the
 Python runtime and the CPU build get; malformed program blobs, OpenCL C that does not build
 and a device index past the last device are errors with a message, never a crash; the
 program-blob reader reads what Python's read_blob reads and survives truncation and
@@ -18,13 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from c_runtime_harness import (
+    build_driver,
     build_plan_fuzz,
     failed,
     fuzz_plan_reader,
+    kernel_cache_fixture,
     plan_summary,
     ran,
     sanitizer_env,
-    sanitizers,
+    write_inputs,
 )
 from onnx import helper
 from opencl_harness import requires_opencl
@@ -68,11 +70,7 @@ requires_c_opencl = pytest.mark.skipif(_c_toolchain() != "", reason=_c_toolchain
 pytestmark = requires_c_opencl  # and requires_opencl on every test that runs a kernel
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NNVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kernel-cache"))
-        yield
+kernel_cache = kernel_cache_fixture()
 
 
 def _shared_matmul():
@@ -99,7 +97,6 @@ class Program:
 
     def __init__(self, name: str, tmp: Path, sanitize: bool = False):
         self.dir = tmp
-        self.sanitizers = sanitizers(tmp) if sanitize else []
         model = MODELS[name]()
         self.inputs = onnx_models.random_inputs(model, seed=7)
         self.module, params = from_onnx(model)
@@ -110,16 +107,8 @@ class Program:
         self.lib.export_library(tmp / "libmodel.so")
         self.lib.export_header(tmp / "nnvm_runtime.h")
         (tmp / "model.params").write_bytes(save_param_dict(self.params, self.graph.model_hash))
-        driver = HERE / "opencl_c_driver.c"
-        cmd = ["cc", "-O1", "-g", "-Wall", "-Werror", *self.sanitizers, "-o", "driver"]
-        cmd += [str(driver), f"-I{tmp}", "-L."]
-        cmd += ["-lmodel", "-Wl,-rpath,$ORIGIN", *c_runtime_flags()]
-        subprocess.run(cmd, cwd=tmp, check=True)
-        self.in_files = []
-        for k, info in enumerate(self.graph.inputs):
-            data = np.ascontiguousarray(self.inputs[info["name"]], dtype=info["dtype"])
-            (tmp / f"in{k}.bin").write_bytes(data.tobytes())
-            self.in_files.append(f"in{k}.bin")
+        build_driver(tmp, "OPENCL", c_runtime_flags(), sanitize)
+        self.in_files = write_inputs(tmp, self.graph, self.inputs)
         self.out_files = [f"out{k}.bin" for k in range(len(self.graph.outputs))]
 
     def run(self, *options: str) -> subprocess.CompletedProcess:

@@ -14,7 +14,9 @@
  * reader of ../nnvm_gpu_plan.h, which the OpenCL runtime shares (compile with -I on its
  * folder). A blob of another format, a -emulate build (its kernels are for nnvm's host
  * emulator) and PTX for a newer architecture than the device's compute capability are errors
- * that say so.
+ * that say so. That header also holds what does not talk to the driver (the kernel table,
+ * constants and temporaries made once, the plan's replay, the buffer table, the last error);
+ * this file fills in its device hooks.
  *
  * Semantics, as runtime.py: buffers are cuMemAlloc'd, at least 1 byte (a zero-size tensor
  * still gets one; copies of 0 bytes are skipped); copies between host and device are the
@@ -30,7 +32,6 @@
  * models and threads. */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,10 @@
 #include <string.h>
 
 #include "nnvm_cuda.h"
+
+#define JIT_LOG_BYTES 16384
+#define NNVM_GPU_RUNTIME
+#define NNVM_GPU_ERROR_BYTES (JIT_LOG_BYTES + 1024) /* room for a JIT log */
 #include "nnvm_gpu_plan.h"
 
 /* ---- the driver API (the few declarations of cuda.h this file needs) --------------------- */
@@ -56,7 +61,6 @@ enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
-#define JIT_LOG_BYTES 16384
 #define CUDA_FORMAT "nnvm-cuda/1" /* targets/gpu/cuda/blob.py's FORMAT */
 
 typedef struct {
@@ -115,15 +119,6 @@ static const struct {
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
-static __thread char last_error[JIT_LOG_BYTES + 1024]; /* room for a JIT log */
-
-static void set_error(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, args);
-  va_end(args);
-}
-
 const char *nnvm_cuda_last_error(void) { return last_error; }
 
 /* "<what> failed: CUDA_ERROR_... (code)", what formatted from fmt. */
@@ -177,29 +172,13 @@ static int load_driver(cuda_api *f) {
 
 /* ---- the device -------------------------------------------------------------------------- */
 
-typedef struct loaded {
-  char *name;
-  plan_t plan;
-  CUmodule module;             /* NULL for a plan with no launch */
-  CUdeviceptr *temps, *consts; /* 0: not allocated */
-  CUdeviceptr *values;         /* one launch's parameters: values, and pointers to them */
-  void **params;
-  struct loaded *next;
-} loaded_t;
-
-#define BUCKETS 256
-
 typedef struct {
+  gpu_runtime_t rt; /* first: the hooks get it */
   cuda_api f;
   CUdevice device;
   int ordinal, cc_major, cc_minor;
-  CUcontext ctx; /* the retained primary context; NULL until retained */
-  nnvm_cuda_symbol_fn symbol;
-  void *handle;
-  pthread_mutex_t lock;     /* the buffer table */
+  CUcontext ctx;            /* the retained primary context; NULL until retained */
   pthread_mutex_t run_lock; /* the kernels: one launch at a time */
-  table_t buffers;          /* handle -> CUdeviceptr */
-  loaded_t *kernels[BUCKETS];
 } device_t;
 
 /* Make the device's context current on this thread until leave(). */
@@ -217,21 +196,6 @@ static void leave(device_t *dev) {
   dev->f.CtxPopCurrent(&popped);
 }
 
-/* With the device's context current. */
-static void loaded_free(device_t *dev, loaded_t *l) {
-  for (size_t i = 0; i < l->plan.n_temps; ++i)
-    if (l->temps && l->temps[i]) dev->f.MemFree(l->temps[i]);
-  for (size_t i = 0; i < l->plan.n_consts; ++i)
-    if (l->consts && l->consts[i]) dev->f.MemFree(l->consts[i]);
-  if (l->module) dev->f.ModuleUnload(l->module);
-  plan_free(&l->plan); /* the functions belong to the module */
-  free(l->temps);
-  free(l->consts);
-  free(l->values);
-  free(l->params);
-  free(l->name);
-  free(l);
-}
 
 int nnvm_cuda_device_index(const char *target) {
   static const char *const kinds[] = {"cuda", "nvptx", NULL};
@@ -253,20 +217,8 @@ int nnvm_cuda_num_devices(void) {
 
 /* ---- buffers (the API's callbacks) ------------------------------------------------------- */
 
-/* The pointer of a live handle holding at least nbytes, 0 with an error. */
-static CUdeviceptr buffer_ptr(device_t *dev, uint64_t handle, size_t nbytes, const char *what) {
-  CUdeviceptr ptr = 0;
-  pthread_mutex_lock(&dev->lock);
-  slot_t *s = table_get(&dev->buffers, handle);
-  if (!s)
-    set_error("%s: no buffer %llu on this device", what, (unsigned long long)handle);
-  else if (nbytes > s->size)
-    set_error("%s: %zu bytes do not fit buffer %llu (%zu bytes)", what, nbytes,
-              (unsigned long long)handle, s->size);
-  else
-    ptr = (CUdeviceptr)s->value;
-  pthread_mutex_unlock(&dev->lock);
-  return ptr;
+static void free_buffer(gpu_runtime_t *rt, uint64_t buffer) {
+  ((device_t *)rt)->f.MemFree((CUdeviceptr)buffer);
 }
 
 static uint64_t api_alloc(void *ctx, size_t nbytes) {
@@ -277,17 +229,10 @@ static uint64_t api_alloc(void *ctx, size_t nbytes) {
   CUdeviceptr ptr = 0;
   CUresult rc = dev->f.MemAlloc(&ptr, size);
   uint64_t handle = 0;
-  if (rc != 0 || !ptr) {
+  if (rc != 0 || !ptr)
     cu_failed(&dev->f, rc, "cuMemAlloc(%zu bytes)", size);
-  } else {
-    pthread_mutex_lock(&dev->lock);
-    handle = table_add(&dev->buffers, (uint64_t)ptr, size);
-    pthread_mutex_unlock(&dev->lock);
-    if (!handle) {
-      dev->f.MemFree(ptr);
-      set_error("alloc: out of memory");
-    }
-  }
+  else
+    handle = gpu_buffer_add(&dev->rt, (uint64_t)ptr, size);
   leave(dev);
   return handle;
 }
@@ -295,10 +240,7 @@ static uint64_t api_alloc(void *ctx, size_t nbytes) {
 static void api_release(void *ctx, uint64_t handle) {
   device_t *dev = ctx;
   uint64_t ptr;
-  pthread_mutex_lock(&dev->lock);
-  int live = table_remove(&dev->buffers, handle, &ptr) == 0;
-  pthread_mutex_unlock(&dev->lock);
-  if (!live || enter(dev, "release")) return;
+  if (!gpu_buffer_take(&dev->rt, handle, &ptr) || enter(dev, "release")) return;
   CUresult rc = dev->f.MemFree((CUdeviceptr)ptr);
   if (rc != 0) cu_failed(&dev->f, rc, "cuMemFree");
   leave(dev);
@@ -306,15 +248,13 @@ static void api_release(void *ctx, uint64_t handle) {
 
 static int api_copy_to_device(void *ctx, uint64_t dst, const void *src, size_t nbytes) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (nbytes == 0) return 0;
-  if (!src) {
-    set_error("copy_to_device: the host buffer is NULL");
+  uint64_t ptr;
+  int go = gpu_copy_begin(src, nbytes, "copy_to_device");
+  if (go) return go < 0;
+  if (gpu_buffer_get(&dev->rt, dst, nbytes, "copy_to_device", NULL, &ptr) ||
+      enter(dev, "copy_to_device"))
     return 1;
-  }
-  CUdeviceptr ptr = buffer_ptr(dev, dst, nbytes, "copy_to_device");
-  if (!ptr || enter(dev, "copy_to_device")) return 1;
-  CUresult rc = dev->f.MemcpyHtoD(ptr, src, nbytes);
+  CUresult rc = dev->f.MemcpyHtoD((CUdeviceptr)ptr, src, nbytes);
   if (rc != 0) cu_failed(&dev->f, rc, "copy_to_device: cuMemcpyHtoD(%zu bytes)", nbytes);
   leave(dev);
   return rc != 0;
@@ -322,27 +262,19 @@ static int api_copy_to_device(void *ctx, uint64_t dst, const void *src, size_t n
 
 static int api_copy_from_device(void *ctx, void *dst, uint64_t src, size_t nbytes) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (nbytes == 0) return 0;
-  if (!dst) {
-    set_error("copy_from_device: the host buffer is NULL");
+  uint64_t ptr;
+  int go = gpu_copy_begin(dst, nbytes, "copy_from_device");
+  if (go) return go < 0;
+  if (gpu_buffer_get(&dev->rt, src, nbytes, "copy_from_device", NULL, &ptr) ||
+      enter(dev, "copy_from_device"))
     return 1;
-  }
-  CUdeviceptr ptr = buffer_ptr(dev, src, nbytes, "copy_from_device");
-  if (!ptr || enter(dev, "copy_from_device")) return 1;
-  CUresult rc = dev->f.MemcpyDtoH(dst, ptr, nbytes);
+  CUresult rc = dev->f.MemcpyDtoH(dst, (CUdeviceptr)ptr, nbytes);
   if (rc != 0) cu_failed(&dev->f, rc, "copy_from_device: cuMemcpyDtoH(%zu bytes)", nbytes);
   leave(dev);
   return rc != 0;
 }
 
-/* ---- kernels ----------------------------------------------------------------------------- */
-
-static size_t bucket_of(const char *name) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)name; *p; ++p) h = (h ^ *p) * 16777619u;
-  return h % BUCKETS;
-}
+/* ---- kernels (the hooks of gpu_load and gpu_run_plan, with the context current) ---------- */
 
 /* sm_XY[a] -> X, Y; -1 for anything else. */
 static int parse_arch(const char *arch, int *major, int *minor) {
@@ -357,7 +289,8 @@ static int parse_arch(const char *arch, int *major, int *minor) {
 }
 
 /* Is the blob one this runtime runs on this device? (The error says why not.) */
-static int check_blob(device_t *dev, const char *kernel, const plan_t *p, int launches) {
+static int check(gpu_runtime_t *rt, const char *kernel, const plan_t *p, size_t launches) {
+  device_t *dev = (device_t *)rt;
   int major, minor;
   if (!p->format) {
     set_error("kernel %s: its program (nnvm_blob_%s) is not a CUDA module (no \"format\"; "
@@ -399,7 +332,10 @@ static int check_blob(device_t *dev, const char *kernel, const plan_t *p, int la
   return 0;
 }
 
-static int load_module(device_t *dev, loaded_t *l) {
+/* The module (PTX through the JIT), for a plan with launches, and each launch step's function. */
+static int build(gpu_runtime_t *rt, gpu_kernel_t *l, size_t launches) {
+  device_t *dev = (device_t *)rt;
+  if (!launches) return 0; /* copies only: no module */
   char *log = calloc(1, JIT_LOG_BYTES);
   if (!log) {
     set_error("kernel %s: out of memory", l->name);
@@ -407,9 +343,9 @@ static int load_module(device_t *dev, loaded_t *l) {
   }
   int options[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[2] = {log, (void *)(uintptr_t)JIT_LOG_BYTES};
-  CUresult rc = dev->f.ModuleLoadDataEx(&l->module, l->plan.code, 2, options, values);
+  CUmodule module = NULL;
+  CUresult rc = dev->f.ModuleLoadDataEx(&module, l->plan.code, 2, options, values);
   if (rc != 0) {
-    l->module = NULL;
     log[JIT_LOG_BYTES - 1] = 0;
     cu_failed(&dev->f, rc, "kernel %s: cuModuleLoadDataEx", l->name);
     size_t n = strlen(last_error);
@@ -419,11 +355,12 @@ static int load_module(device_t *dev, loaded_t *l) {
     return -1;
   }
   free(log);
+  l->code = module;
   for (size_t i = 0; i < l->plan.n_steps; ++i) {
     step_t *st = &l->plan.steps[i];
     if (st->is_copy) continue;
     CUfunction fn = NULL;
-    rc = dev->f.ModuleGetFunction(&fn, l->module, st->kernel);
+    rc = dev->f.ModuleGetFunction(&fn, module, st->kernel);
     if (rc != 0 || !fn) {
       cu_failed(&dev->f, rc, "kernel %s: cuModuleGetFunction(\"%s\")", l->name, st->kernel);
       return -1;
@@ -433,154 +370,72 @@ static int load_module(device_t *dev, loaded_t *l) {
   return 0;
 }
 
-/* Read a kernel's blob, load its module, upload its constants and allocate its temporaries on
- * its first launch (with run_lock held and the context current). */
-static loaded_t *load(device_t *dev, const char *kernel) {
-  size_t b = bucket_of(kernel);
-  for (loaded_t *l = dev->kernels[b]; l; l = l->next)
-    if (strcmp(l->name, kernel) == 0) return l;
-
-  const unsigned char *data;
-  size_t size, name_len = strlen(kernel);
-  char msg[256];
-  if (plan_lookup(dev->symbol, dev->handle, kernel, &data, &size, msg, sizeof msg)) {
-    set_error("%s", msg);
-    return NULL;
+static int upload_const(gpu_runtime_t *rt, const char *kernel, size_t i, const void *data,
+                        size_t n, uint64_t *out) {
+  device_t *dev = (device_t *)rt;
+  CUdeviceptr ptr = 0;
+  CUresult rc = dev->f.MemAlloc(&ptr, n ? n : 1);
+  if (rc != 0) {
+    cu_failed(&dev->f, rc, "kernel %s: cuMemAlloc(constant %zu, %zu bytes)", kernel, i,
+              n ? n : 1);
+    return -1;
   }
-  loaded_t *l = calloc(1, sizeof *l);
-  if (!l || !(l->name = malloc(name_len + 1))) {
-    free(l);
-    set_error("kernel %s: out of memory", kernel);
-    return NULL;
+  *out = (uint64_t)ptr; /* freed with the kernel, also when the copy fails */
+  if (n && (rc = dev->f.MemcpyHtoD(ptr, data, n)) != 0) {
+    cu_failed(&dev->f, rc, "kernel %s: cuMemcpyHtoD(constant %zu, %zu bytes)", kernel, i, n);
+    return -1;
   }
-  memcpy(l->name, kernel, name_len + 1);
-  jvalue root;
-  if (json_parse(data, size, &root, msg, sizeof msg)) {
-    set_error("kernel %s: its program (nnvm_blob_%s, %zu bytes) is not JSON: %s", kernel,
-              kernel, size, msg);
-    loaded_free(dev, l);
-    return NULL;
-  }
-  int bad = plan_of(&root, &l->plan, msg, sizeof msg);
-  jfree(&root);
-  if (bad) {
-    set_error("kernel %s: its program (nnvm_blob_%s) is not a launch plan: %s", kernel, kernel,
-              msg);
-    loaded_free(dev, l);
-    return NULL;
-  }
-  plan_t *p = &l->plan;
-  size_t launches = 0, max_args = 1;
-  for (size_t i = 0; i < p->n_steps; ++i) {
-    if (p->steps[i].is_copy) continue;
-    ++launches;
-    if (p->steps[i].n_args > max_args) max_args = p->steps[i].n_args;
-  }
-  if (check_blob(dev, kernel, p, launches != 0) || (launches && load_module(dev, l))) {
-    loaded_free(dev, l);
-    return NULL;
-  }
-  l->consts = calloc(p->n_consts ? p->n_consts : 1, sizeof *l->consts);
-  l->temps = calloc(p->n_temps ? p->n_temps : 1, sizeof *l->temps);
-  l->values = calloc(max_args, sizeof *l->values);
-  l->params = calloc(max_args, sizeof *l->params);
-  if (!l->consts || !l->temps || !l->values || !l->params) {
-    set_error("kernel %s: out of memory", kernel);
-    loaded_free(dev, l);
-    return NULL;
-  }
-  CUresult rc;
-  for (size_t i = 0; i < p->n_consts; ++i) {
-    size_t n = p->const_sizes[i];
-    rc = dev->f.MemAlloc(&l->consts[i], n ? n : 1);
-    if (rc != 0) {
-      l->consts[i] = 0;
-      cu_failed(&dev->f, rc, "kernel %s: cuMemAlloc(constant %zu, %zu bytes)", kernel, i,
-                n ? n : 1);
-      loaded_free(dev, l);
-      return NULL;
-    }
-    if (n && (rc = dev->f.MemcpyHtoD(l->consts[i], p->consts[i], n)) != 0) {
-      cu_failed(&dev->f, rc, "kernel %s: cuMemcpyHtoD(constant %zu, %zu bytes)", kernel, i, n);
-      loaded_free(dev, l);
-      return NULL;
-    }
-    free(p->consts[i]); /* uploaded: the host copy is not needed again */
-    p->consts[i] = NULL;
-  }
-  for (size_t i = 0; i < p->n_temps; ++i) {
-    size_t n = p->temps[i] ? p->temps[i] : 1;
-    rc = dev->f.MemAlloc(&l->temps[i], n);
-    if (rc != 0) {
-      l->temps[i] = 0;
-      cu_failed(&dev->f, rc, "kernel %s: cuMemAlloc(temporary %zu, %zu bytes)", kernel, i, n);
-      loaded_free(dev, l);
-      return NULL;
-    }
-  }
-  free(p->code); /* loaded */
-  p->code = NULL;
-  l->next = dev->kernels[b];
-  dev->kernels[b] = l;
-  return l;
+  return 0;
 }
 
-static CUdeviceptr ref_ptr(const loaded_t *l, const CUdeviceptr *args, const size_t *arg_sizes,
-                           ref_t r, size_t *size) {
-  switch (r.kind) {
-  case REF_ARG:
-    *size = arg_sizes[r.index];
-    return args[r.index];
-  case REF_TEMP:
-    *size = l->plan.temps[r.index] ? l->plan.temps[r.index] : 1;
-    return l->temps[r.index];
-  default:
-    *size = l->plan.const_sizes[r.index] ? l->plan.const_sizes[r.index] : 1;
-    return l->consts[r.index];
+static int alloc_temp(gpu_runtime_t *rt, const char *kernel, size_t i, size_t n, uint64_t *out) {
+  device_t *dev = (device_t *)rt;
+  CUdeviceptr ptr = 0;
+  CUresult rc = dev->f.MemAlloc(&ptr, n);
+  if (rc != 0) {
+    cu_failed(&dev->f, rc, "kernel %s: cuMemAlloc(temporary %zu, %zu bytes)", kernel, i, n);
+    return -1;
   }
+  *out = (uint64_t)ptr;
+  return 0;
 }
 
-static int run_plan(device_t *dev, loaded_t *l, const CUdeviceptr *args,
-                    const size_t *arg_sizes) {
-  CUresult rc;
-  for (size_t i = 0; i < l->plan.n_steps; ++i) {
-    step_t *st = &l->plan.steps[i];
-    size_t size;
-    if (st->is_copy) {
-      if (st->nbytes == 0) continue;
-      size_t src_size, dst_size;
-      CUdeviceptr src = ref_ptr(l, args, arg_sizes, st->src, &src_size);
-      CUdeviceptr dst = ref_ptr(l, args, arg_sizes, st->dst, &dst_size);
-      if (st->nbytes > src_size || st->nbytes > dst_size) {
-        set_error("kernel %s: step %zu copies %zu bytes between buffers of %zu and %zu bytes",
-                  l->name, i, st->nbytes, src_size, dst_size);
-        return -1;
-      }
-      rc = dev->f.MemcpyDtoD(dst, src, st->nbytes);
-      if (rc != 0) {
-        cu_failed(&dev->f, rc, "kernel %s: step %zu: cuMemcpyDtoD(%zu bytes)", l->name, i,
-                  st->nbytes);
-        return -1;
-      }
-      continue;
-    }
-    for (size_t a = 0; a < st->n_args; ++a) {
-      l->values[a] = ref_ptr(l, args, arg_sizes, st->args[a], &size);
-      l->params[a] = &l->values[a];
-    }
-    if (st->grid[0] == 0 || st->grid[1] == 0 || st->grid[2] == 0) continue; /* no blocks */
-    rc = dev->f.LaunchKernel(st->fn, (unsigned)st->grid[0], (unsigned)st->grid[1],
-                             (unsigned)st->grid[2], (unsigned)st->block[0],
-                             (unsigned)st->block[1], (unsigned)st->block[2], 0, NULL,
-                             l->params, NULL);
-    if (rc != 0) {
-      cu_failed(&dev->f, rc, "kernel %s: cuLaunchKernel(%s, grid %zux%zux%zu, block %zux%zux%zu)",
-                l->name, st->kernel, st->grid[0], st->grid[1], st->grid[2], st->block[0],
-                st->block[1], st->block[2]);
-      return -1;
-    }
+static void free_code(gpu_runtime_t *rt, gpu_kernel_t *l) {
+  device_t *dev = (device_t *)rt;
+  if (l->code) dev->f.ModuleUnload((CUmodule)l->code); /* the functions belong to the module */
+}
+
+static int copy(gpu_runtime_t *rt, gpu_kernel_t *l, size_t step, uint64_t dst, uint64_t src,
+                size_t nbytes) {
+  device_t *dev = (device_t *)rt;
+  CUresult rc = dev->f.MemcpyDtoD((CUdeviceptr)dst, (CUdeviceptr)src, nbytes);
+  if (rc != 0) {
+    cu_failed(&dev->f, rc, "kernel %s: step %zu: cuMemcpyDtoD(%zu bytes)", l->name, step, nbytes);
+    return -1;
   }
-  rc = dev->f.CtxSynchronize();
+  return 0;
+}
+
+/* Each parameter a CUdeviceptr (l->params point to l->values), no dynamic shared memory. */
+static int launch(gpu_runtime_t *rt, gpu_kernel_t *l, const step_t *st) {
+  device_t *dev = (device_t *)rt;
+  if (st->grid[0] == 0 || st->grid[1] == 0 || st->grid[2] == 0) return 0; /* no blocks */
+  CUresult rc = dev->f.LaunchKernel(st->fn, (unsigned)st->grid[0], (unsigned)st->grid[1],
+                                    (unsigned)st->grid[2], (unsigned)st->block[0],
+                                    (unsigned)st->block[1], (unsigned)st->block[2], 0, NULL,
+                                    l->params, NULL);
+  if (rc != 0) {
+    cu_failed(&dev->f, rc, "kernel %s: cuLaunchKernel(%s, grid %zux%zux%zu, block %zux%zux%zu)",
+              l->name, st->kernel, st->grid[0], st->grid[1], st->grid[2], st->block[0],
+              st->block[1], st->block[2]);
+    return -1;
+  }
+  return 0;
+}
+
+static int finish(gpu_runtime_t *rt, gpu_kernel_t *l) {
+  device_t *dev = (device_t *)rt;
+  CUresult rc = dev->f.CtxSynchronize();
   if (rc != 0) {
     cu_failed(&dev->f, rc, "kernel %s: cuCtxSynchronize (after its launches)", l->name);
     return -1;
@@ -588,51 +443,20 @@ static int run_plan(device_t *dev, loaded_t *l, const CUdeviceptr *args,
   return 0;
 }
 
+static const gpu_ops_t ops = {check,     build, upload_const, alloc_temp, free_buffer,
+                              free_code, copy,  launch,       finish};
+
 static int api_launch(void *ctx, const char *kernel, const uint64_t *buffers, int count) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (!kernel || count < 0 || (count > 0 && !buffers)) {
-    set_error("launch: bad kernel name or buffers");
-    return 1;
-  }
+  if (gpu_launch_begin(kernel, buffers, count)) return 1;
   pthread_mutex_lock(&dev->run_lock);
   if (enter(dev, "launch")) {
     pthread_mutex_unlock(&dev->run_lock);
     return 1;
   }
-  int failed = 1;
-  CUdeviceptr *args = NULL;
-  size_t *sizes = NULL;
-  loaded_t *l = load(dev, kernel);
-  if (!l) goto done;
-  if ((size_t)count != l->plan.n_args) {
-    set_error("kernel %s takes %zu buffers, got %d", kernel, l->plan.n_args, count);
-    goto done;
-  }
-  args = malloc((count ? (size_t)count : 1) * sizeof *args);
-  sizes = malloc((count ? (size_t)count : 1) * sizeof *sizes);
-  if (!args || !sizes) {
-    set_error("kernel %s: out of memory", kernel);
-    goto done;
-  }
-  pthread_mutex_lock(&dev->lock);
-  for (int i = 0; i < count; ++i) {
-    slot_t *s = table_get(&dev->buffers, buffers[i]);
-    if (!s) {
-      set_error("launch: no buffer %llu on this device", (unsigned long long)buffers[i]);
-      pthread_mutex_unlock(&dev->lock);
-      goto done;
-    }
-    args[i] = (CUdeviceptr)s->value;
-    sizes[i] = s->size;
-  }
-  pthread_mutex_unlock(&dev->lock);
-  failed = run_plan(dev, l, args, sizes) ? 1 : 0;
-done:
+  int failed = gpu_launch(&dev->rt, kernel, buffers, count, 0);
   leave(dev);
   pthread_mutex_unlock(&dev->run_lock);
-  free(args);
-  free(sizes);
   return failed;
 }
 
@@ -641,20 +465,12 @@ done:
 static void device_free(device_t *dev) {
   if (dev->ctx && enter(dev, "release") == 0) {
     dev->f.CtxSynchronize();
-    for (size_t b = 0; b < BUCKETS; ++b) {
-      while (dev->kernels[b]) {
-        loaded_t *next = dev->kernels[b]->next;
-        loaded_free(dev, dev->kernels[b]);
-        dev->kernels[b] = next;
-      }
-    }
-    for (size_t i = 0; i < dev->buffers.n; ++i)
-      if (dev->buffers.slots[i].used) dev->f.MemFree((CUdeviceptr)dev->buffers.slots[i].value);
+    gpu_free_kernels_and_buffers(&dev->rt);
     leave(dev);
   }
   if (dev->ctx) dev->f.DevicePrimaryCtxRelease(dev->device);
-  table_free(&dev->buffers);
-  pthread_mutex_destroy(&dev->lock);
+  table_free(&dev->rt.buffers);
+  pthread_mutex_destroy(&dev->rt.lock);
   pthread_mutex_destroy(&dev->run_lock);
   free(dev);
 }
@@ -675,21 +491,22 @@ int nnvm_cuda_device_api(nnvm_cuda_symbol_fn symbol, void *handle, int device_in
     set_error("nnvm_cuda_device_api: out of memory");
     goto fail;
   }
-  if (pthread_mutex_init(&dev->lock, NULL) != 0) {
+  if (pthread_mutex_init(&dev->rt.lock, NULL) != 0) {
     free(dev);
     dev = NULL;
     set_error("nnvm_cuda_device_api: pthread_mutex_init failed");
     goto fail;
   }
   if (pthread_mutex_init(&dev->run_lock, NULL) != 0) {
-    pthread_mutex_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->rt.lock);
     free(dev);
     dev = NULL;
     set_error("nnvm_cuda_device_api: pthread_mutex_init failed");
     goto fail;
   }
-  dev->symbol = symbol;
-  dev->handle = handle;
+  dev->rt.ops = &ops;
+  dev->rt.symbol = symbol;
+  dev->rt.handle = handle;
   dev->ordinal = device_index;
   if (load_driver(&dev->f)) goto fail;
   if ((rc = dev->f.DeviceGetCount(&n)) != 0) {
@@ -719,12 +536,7 @@ int nnvm_cuda_device_api(nnvm_cuda_symbol_fn symbol, void *handle, int device_in
     cu_failed(&dev->f, rc, "cuDevicePrimaryCtxRetain(device %d)", device_index);
     goto fail;
   }
-  out->ctx = dev;
-  out->alloc = api_alloc;
-  out->release = api_release;
-  out->copy_to_device = api_copy_to_device;
-  out->copy_from_device = api_copy_from_device;
-  out->launch = api_launch;
+  GPU_FILL_API(out, dev);
   return 0;
 fail:
   if (dev) device_free(dev);

@@ -5,7 +5,9 @@
  *
  * The program blob, a device kernel's OpenCL C and launch plan (JSON), is read by the strict
  * reader of ../nnvm_gpu_plan.h, which the CUDA runtime shares (compile with -I on its folder);
- * a blob with a "format" (a CUDA module's) is an error that names it.
+ * a blob with a "format" (a CUDA module's) is an error that names it. That header also holds
+ * what does not talk to OpenCL (the kernel table, constants and temporaries made once, the
+ * plan's replay, the buffer table, the last error); this file fills in its device hooks.
  *
  * Semantics, as runtime.py: buffers are READ_WRITE and at least 1 byte (a zero-size tensor
  * still gets a buffer; copies of 0 bytes are skipped); copies between host and device block
@@ -25,26 +27,17 @@
 #include <CL/cl.h>
 #endif
 
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define NNVM_GPU_RUNTIME
+#define NNVM_GPU_ERROR_BYTES 16384 /* room for a build log */
 #include "nnvm_gpu_plan.h"
 #include "nnvm_opencl.h"
 
 /* ---- errors ------------------------------------------------------------------------------ */
-
-static __thread char last_error[16384]; /* room for a build log */
-
-static void set_error(const char *fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, args);
-  va_end(args);
-}
 
 const char *nnvm_opencl_last_error(void) { return last_error; }
 
@@ -124,41 +117,15 @@ static const char *cl_error_name(cl_int code) {
 
 /* ---- the device -------------------------------------------------------------------------- */
 
-typedef struct loaded {
-  char *name;
-  plan_t plan;
-  cl_program program;
-  cl_mem *temps, *consts;
-  struct loaded *next;
-} loaded_t;
-
-#define BUCKETS 256
-
 typedef struct {
+  gpu_runtime_t rt; /* first: the hooks get it; its lock also serializes the launches */
   cl_device_id device;
   cl_context context;
   cl_command_queue queue;
-  nnvm_opencl_symbol_fn symbol;
-  void *handle;
-  pthread_mutex_t lock; /* the buffer table and the kernels */
-  table_t buffers;      /* handle -> cl_mem */
-  loaded_t *kernels[BUCKETS];
 } device_t;
 
-static void loaded_free(loaded_t *l) {
-  for (size_t i = 0; i < l->plan.n_temps; ++i)
-    if (l->temps && l->temps[i]) clReleaseMemObject(l->temps[i]);
-  for (size_t i = 0; i < l->plan.n_consts; ++i)
-    if (l->consts && l->consts[i]) clReleaseMemObject(l->consts[i]);
-  for (size_t i = 0; i < l->plan.n_steps; ++i)
-    if (l->plan.steps[i].fn) clReleaseKernel((cl_kernel)l->plan.steps[i].fn);
-  plan_free(&l->plan); /* kernels before their program */
-  if (l->program) clReleaseProgram(l->program);
-  free(l->temps);
-  free(l->consts);
-  free(l->name);
-  free(l);
-}
+#define MEM(value) ((cl_mem)(uintptr_t)(value))
+#define VALUE(mem) ((uint64_t)(uintptr_t)(mem))
 
 /* Every device of every platform, GPUs first (a stable partition: runtime.py's order). */
 static int list_devices(cl_device_id **out, cl_uint *count) {
@@ -253,13 +220,9 @@ int nnvm_opencl_device_index(const char *target) {
 
 /* ---- buffers (the API's callbacks) ------------------------------------------------------- */
 
-#define MEM(value) ((cl_mem)(uintptr_t)(value))
-
-/* The buffer of a handle (with the lock held), or NULL with an error. */
-static slot_t *buffer_of(device_t *dev, uint64_t handle, const char *what) {
-  slot_t *s = table_get(&dev->buffers, handle);
-  if (!s) set_error("%s: no buffer %llu on this device", what, (unsigned long long)handle);
-  return s;
+static void free_buffer(gpu_runtime_t *rt, uint64_t buffer) {
+  (void)rt;
+  clReleaseMemObject(MEM(buffer));
 }
 
 static uint64_t api_alloc(void *ctx, size_t nbytes) {
@@ -272,53 +235,30 @@ static uint64_t api_alloc(void *ctx, size_t nbytes) {
     set_error("clCreateBuffer of %zu bytes failed: %s (%d)", size, cl_error_name(rc), (int)rc);
     return 0;
   }
-  pthread_mutex_lock(&dev->lock);
-  uint64_t handle = table_add(&dev->buffers, (uint64_t)(uintptr_t)mem, size);
-  pthread_mutex_unlock(&dev->lock);
-  if (!handle) {
-    clReleaseMemObject(mem);
-    set_error("alloc: out of memory");
-  }
-  return handle;
+  return gpu_buffer_add(&dev->rt, VALUE(mem), size);
 }
 
 static void api_release(void *ctx, uint64_t handle) {
   device_t *dev = ctx;
   uint64_t mem;
-  pthread_mutex_lock(&dev->lock);
-  int live = table_remove(&dev->buffers, handle, &mem) == 0;
-  pthread_mutex_unlock(&dev->lock);
-  if (live) clReleaseMemObject(MEM(mem));
+  if (gpu_buffer_take(&dev->rt, handle, &mem)) clReleaseMemObject(MEM(mem));
 }
 
-/* The cl_mem of a handle holding at least nbytes (retained: the caller releases it). */
-static cl_mem copy_target(device_t *dev, uint64_t handle, size_t nbytes, const char *what) {
-  pthread_mutex_lock(&dev->lock);
-  slot_t *b = buffer_of(dev, handle, what);
-  cl_mem mem = NULL;
-  if (b && nbytes > b->size)
-    set_error("%s: %zu bytes do not fit buffer %llu (%zu bytes)", what, nbytes,
-              (unsigned long long)handle, b->size);
-  else if (b && clRetainMemObject(MEM(b->value)) == CL_SUCCESS)
-    mem = MEM(b->value);
-  else if (b)
-    set_error("%s: clRetainMemObject failed", what);
-  pthread_mutex_unlock(&dev->lock);
-  return mem;
+/* The cl_mem of a copy is retained (under the table's lock): the caller releases it. */
+static int retain(uint64_t buffer, const char *what) {
+  if (clRetainMemObject(MEM(buffer)) == CL_SUCCESS) return 0;
+  set_error("%s: clRetainMemObject failed", what);
+  return -1;
 }
 
 static int api_copy_to_device(void *ctx, uint64_t dst, const void *src, size_t nbytes) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (nbytes == 0) return 0;
-  if (!src) {
-    set_error("copy_to_device: the host buffer is NULL");
-    return 1;
-  }
-  cl_mem mem = copy_target(dev, dst, nbytes, "copy_to_device");
-  if (!mem) return 1;
-  cl_int rc = clEnqueueWriteBuffer(dev->queue, mem, CL_TRUE, 0, nbytes, src, 0, NULL, NULL);
-  clReleaseMemObject(mem);
+  uint64_t mem;
+  int go = gpu_copy_begin(src, nbytes, "copy_to_device");
+  if (go) return go < 0;
+  if (gpu_buffer_get(&dev->rt, dst, nbytes, "copy_to_device", retain, &mem)) return 1;
+  cl_int rc = clEnqueueWriteBuffer(dev->queue, MEM(mem), CL_TRUE, 0, nbytes, src, 0, NULL, NULL);
+  clReleaseMemObject(MEM(mem));
   if (rc != CL_SUCCESS) {
     CL_FAILED("copy_to_device: clEnqueueWriteBuffer", rc);
     return 1;
@@ -328,17 +268,13 @@ static int api_copy_to_device(void *ctx, uint64_t dst, const void *src, size_t n
 
 static int api_copy_from_device(void *ctx, void *dst, uint64_t src, size_t nbytes) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (nbytes == 0) return 0;
-  if (!dst) {
-    set_error("copy_from_device: the host buffer is NULL");
-    return 1;
-  }
-  cl_mem mem = copy_target(dev, src, nbytes, "copy_from_device");
-  if (!mem) return 1;
+  uint64_t mem;
+  int go = gpu_copy_begin(dst, nbytes, "copy_from_device");
+  if (go) return go < 0;
+  if (gpu_buffer_get(&dev->rt, src, nbytes, "copy_from_device", retain, &mem)) return 1;
   /* blocking: waits for the kernels enqueued before it, whose failures may show here */
-  cl_int rc = clEnqueueReadBuffer(dev->queue, mem, CL_TRUE, 0, nbytes, dst, 0, NULL, NULL);
-  clReleaseMemObject(mem);
+  cl_int rc = clEnqueueReadBuffer(dev->queue, MEM(mem), CL_TRUE, 0, nbytes, dst, 0, NULL, NULL);
+  clReleaseMemObject(MEM(mem));
   if (rc != CL_SUCCESS) {
     CL_FAILED("copy_from_device: clEnqueueReadBuffer (or a kernel before it)", rc);
     return 1;
@@ -346,38 +282,44 @@ static int api_copy_from_device(void *ctx, void *dst, uint64_t src, size_t nbyte
   return 0;
 }
 
-/* ---- kernels ----------------------------------------------------------------------------- */
+/* ---- kernels (the hooks of gpu_load and gpu_run_plan) ------------------------------------ */
 
-static size_t bucket_of(const char *name) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)name; *p; ++p) h = (h ^ *p) * 16777619u;
-  return h % BUCKETS;
+static int check(gpu_runtime_t *rt, const char *kernel, const plan_t *p, size_t launches) {
+  (void)rt;
+  (void)launches;
+  if (p->format) {
+    set_error("kernel %s: its program is a %s blob, not OpenCL C (built for another device "
+              "target: bind that target's runtime to this device)",
+              kernel, p->format);
+    return -1;
+  }
+  return 0;
 }
 
-static int build_program(device_t *dev, loaded_t *l) {
+static int build_program(device_t *dev, gpu_kernel_t *l) {
   cl_int rc;
   const char *code = l->plan.code;
   size_t len = l->plan.code_len;
-  l->program = clCreateProgramWithSource(dev->context, 1, &code, &len, &rc);
-  if (rc != CL_SUCCESS || !l->program) {
-    l->program = NULL;
+  cl_program program = clCreateProgramWithSource(dev->context, 1, &code, &len, &rc);
+  if (rc != CL_SUCCESS || !program) {
     set_error("kernel %s: clCreateProgramWithSource failed: %s (%d)", l->name,
               cl_error_name(rc), (int)rc);
     return -1;
   }
-  rc = clBuildProgram(l->program, 1, &dev->device, "", NULL, NULL);
+  l->code = program;
+  rc = clBuildProgram(program, 1, &dev->device, "", NULL, NULL);
   if (rc == CL_SUCCESS) return 0;
   int n = snprintf(last_error, sizeof last_error,
                    "kernel %s: clBuildProgram failed: %s (%d); build log:\n", l->name,
                    cl_error_name(rc), (int)rc);
   size_t log_size = 0;
   if (n > 0 && (size_t)n < sizeof last_error - 1 &&
-      clGetProgramBuildInfo(l->program, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
+      clGetProgramBuildInfo(program, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size) ==
           CL_SUCCESS &&
       log_size > 0) {
     char *log = malloc(log_size + 1);
-    if (log && clGetProgramBuildInfo(l->program, dev->device, CL_PROGRAM_BUILD_LOG, log_size,
-                                     log, NULL) == CL_SUCCESS) {
+    if (log && clGetProgramBuildInfo(program, dev->device, CL_PROGRAM_BUILD_LOG, log_size, log,
+                                     NULL) == CL_SUCCESS) {
       log[log_size] = 0;
       snprintf(last_error + n, sizeof last_error - (size_t)n, "%s", log);
     }
@@ -386,208 +328,115 @@ static int build_program(device_t *dev, loaded_t *l) {
   return -1;
 }
 
-/* Read, parse and build a kernel's program on its first launch (with the lock held). */
-static loaded_t *load(device_t *dev, const char *kernel) {
-  size_t b = bucket_of(kernel);
-  for (loaded_t *l = dev->kernels[b]; l; l = l->next)
-    if (strcmp(l->name, kernel) == 0) return l;
-
-  const unsigned char *data;
-  size_t size, name_len = strlen(kernel);
-  char msg[256];
-  if (plan_lookup(dev->symbol, dev->handle, kernel, &data, &size, msg, sizeof msg)) {
-    set_error("%s", msg);
-    return NULL;
-  }
-  loaded_t *l = calloc(1, sizeof *l);
-  if (!l || !(l->name = malloc(name_len + 1))) {
-    free(l);
-    set_error("kernel %s: out of memory", kernel);
-    return NULL;
-  }
-  memcpy(l->name, kernel, name_len + 1);
-  jvalue root;
-  if (json_parse(data, size, &root, msg, sizeof msg)) {
-    set_error("kernel %s: its program (nnvm_blob_%s, %zu bytes) is not JSON: %s", kernel,
-              kernel, size, msg);
-    loaded_free(l);
-    return NULL;
-  }
-  int bad = plan_of(&root, &l->plan, msg, sizeof msg);
-  jfree(&root);
-  if (bad) {
-    set_error("kernel %s: its program (nnvm_blob_%s) is not a launch plan: %s", kernel, kernel,
-              msg);
-    loaded_free(l);
-    return NULL;
-  }
-  if (l->plan.format) {
-    set_error("kernel %s: its program is a %s blob, not OpenCL C (built for another device "
-              "target: bind that target's runtime to this device)",
-              kernel, l->plan.format);
-    loaded_free(l);
-    return NULL;
-  }
-  if (build_program(dev, l)) {
-    loaded_free(l);
-    return NULL;
-  }
+/* The program (built with no options) and a cl_kernel for each launch step. */
+static int build(gpu_runtime_t *rt, gpu_kernel_t *l, size_t launches) {
+  device_t *dev = (device_t *)rt;
   cl_int rc;
-  plan_t *p = &l->plan;
-  for (size_t i = 0; i < p->n_steps; ++i) {
-    step_t *st = &p->steps[i];
-    if (st->is_copy) continue;
-    cl_kernel k = clCreateKernel(l->program, st->kernel, &rc);
-    if (rc != CL_SUCCESS || !k) {
-      set_error("kernel %s: clCreateKernel(\"%s\") failed: %s (%d)", kernel, st->kernel,
-                cl_error_name(rc), (int)rc);
-      loaded_free(l);
-      return NULL;
-    }
-    st->fn = k;
-  }
-  l->consts = calloc(p->n_consts ? p->n_consts : 1, sizeof *l->consts);
-  l->temps = calloc(p->n_temps ? p->n_temps : 1, sizeof *l->temps);
-  if (!l->consts || !l->temps) {
-    set_error("kernel %s: out of memory", kernel);
-    loaded_free(l);
-    return NULL;
-  }
-  for (size_t i = 0; i < p->n_consts; ++i) {
-    size_t n = p->const_sizes[i];
-    l->consts[i] =
-        n ? clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n,
-                           p->consts[i], &rc)
-          : clCreateBuffer(dev->context, CL_MEM_READ_ONLY, 1, NULL, &rc);
-    if (rc != CL_SUCCESS || !l->consts[i]) {
-      l->consts[i] = NULL;
-      set_error("kernel %s: clCreateBuffer of constant %zu (%zu bytes) failed: %s (%d)", kernel,
-                i, n, cl_error_name(rc), (int)rc);
-      loaded_free(l);
-      return NULL;
-    }
-    free(p->consts[i]); /* uploaded: the host copy is not needed again */
-    p->consts[i] = NULL;
-  }
-  for (size_t i = 0; i < p->n_temps; ++i) {
-    size_t n = p->temps[i] ? p->temps[i] : 1;
-    l->temps[i] = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, n, NULL, &rc);
-    if (rc != CL_SUCCESS || !l->temps[i]) {
-      l->temps[i] = NULL;
-      set_error("kernel %s: clCreateBuffer of temporary %zu (%zu bytes) failed: %s (%d)",
-                kernel, i, n, cl_error_name(rc), (int)rc);
-      loaded_free(l);
-      return NULL;
-    }
-  }
-  free(p->code); /* built */
-  p->code = NULL;
-  l->next = dev->kernels[b];
-  dev->kernels[b] = l;
-  return l;
-}
-
-static cl_mem ref_mem(const loaded_t *l, cl_mem *args, ref_t r, size_t *size,
-                      const size_t *arg_sizes) {
-  switch (r.kind) {
-  case REF_ARG:
-    *size = arg_sizes[r.index];
-    return args[r.index];
-  case REF_TEMP:
-    *size = l->plan.temps[r.index] ? l->plan.temps[r.index] : 1;
-    return l->temps[r.index];
-  default:
-    *size = l->plan.const_sizes[r.index] ? l->plan.const_sizes[r.index] : 1;
-    return l->consts[r.index];
-  }
-}
-
-static int run_plan(device_t *dev, loaded_t *l, cl_mem *args, const size_t *arg_sizes) {
-  cl_int rc;
+  (void)launches;
+  if (build_program(dev, l)) return -1;
   for (size_t i = 0; i < l->plan.n_steps; ++i) {
     step_t *st = &l->plan.steps[i];
-    size_t size;
-    if (st->is_copy) {
-      if (st->nbytes == 0) continue;
-      size_t src_size, dst_size;
-      cl_mem src = ref_mem(l, args, st->src, &src_size, arg_sizes);
-      cl_mem dst = ref_mem(l, args, st->dst, &dst_size, arg_sizes);
-      if (st->nbytes > src_size || st->nbytes > dst_size) {
-        set_error("kernel %s: step %zu copies %zu bytes between buffers of %zu and %zu bytes",
-                  l->name, i, st->nbytes, src_size, dst_size);
-        return -1;
-      }
-      rc = clEnqueueCopyBuffer(dev->queue, src, dst, 0, 0, st->nbytes, 0, NULL, NULL);
-      if (rc != CL_SUCCESS) {
-        set_error("kernel %s: step %zu: clEnqueueCopyBuffer failed: %s (%d)", l->name, i,
-                  cl_error_name(rc), (int)rc);
-        return -1;
-      }
-      continue;
-    }
-    for (size_t a = 0; a < st->n_args; ++a) {
-      cl_mem mem = ref_mem(l, args, st->args[a], &size, arg_sizes);
-      rc = clSetKernelArg((cl_kernel)st->fn, (cl_uint)a, sizeof mem, &mem);
-      if (rc != CL_SUCCESS) {
-        set_error("kernel %s: clSetKernelArg(%s, %zu) failed: %s (%d)", l->name, st->kernel, a,
-                  cl_error_name(rc), (int)rc);
-        return -1;
-      }
-    }
-    size_t global[3];
-    int empty = 0;
-    for (unsigned d = 0; d < 3; ++d) {
-      global[d] = st->grid[d] * st->block[d]; /* the reader checked it does not overflow */
-      empty |= global[d] == 0;
-    }
-    if (empty) continue; /* no work-items: nothing to run */
-    rc = clEnqueueNDRangeKernel(dev->queue, (cl_kernel)st->fn, st->dims, NULL, global, st->block,
-                                0, NULL, NULL);
-    if (rc != CL_SUCCESS) {
-      set_error("kernel %s: clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu) "
-                "failed: %s (%d)",
-                l->name, st->kernel, global[0], global[1], global[2], st->block[0],
-                st->block[1], st->block[2], cl_error_name(rc), (int)rc);
+    if (st->is_copy) continue;
+    cl_kernel k = clCreateKernel((cl_program)l->code, st->kernel, &rc);
+    if (rc != CL_SUCCESS || !k) {
+      set_error("kernel %s: clCreateKernel(\"%s\") failed: %s (%d)", l->name, st->kernel,
+                cl_error_name(rc), (int)rc);
       return -1;
     }
+    st->fn = k;
   }
   return 0;
 }
 
+static int upload_const(gpu_runtime_t *rt, const char *kernel, size_t i, const void *data,
+                        size_t n, uint64_t *out) {
+  device_t *dev = (device_t *)rt;
+  cl_int rc;
+  cl_mem mem = n ? clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n,
+                                  (void *)data, &rc)
+                 : clCreateBuffer(dev->context, CL_MEM_READ_ONLY, 1, NULL, &rc);
+  if (rc != CL_SUCCESS || !mem) {
+    set_error("kernel %s: clCreateBuffer of constant %zu (%zu bytes) failed: %s (%d)", kernel, i,
+              n, cl_error_name(rc), (int)rc);
+    return -1;
+  }
+  *out = VALUE(mem);
+  return 0;
+}
+
+static int alloc_temp(gpu_runtime_t *rt, const char *kernel, size_t i, size_t n, uint64_t *out) {
+  device_t *dev = (device_t *)rt;
+  cl_int rc;
+  cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, n, NULL, &rc);
+  if (rc != CL_SUCCESS || !mem) {
+    set_error("kernel %s: clCreateBuffer of temporary %zu (%zu bytes) failed: %s (%d)", kernel,
+              i, n, cl_error_name(rc), (int)rc);
+    return -1;
+  }
+  *out = VALUE(mem);
+  return 0;
+}
+
+static void free_code(gpu_runtime_t *rt, gpu_kernel_t *l) {
+  (void)rt;
+  for (size_t i = 0; i < l->plan.n_steps; ++i)
+    if (l->plan.steps[i].fn) clReleaseKernel((cl_kernel)l->plan.steps[i].fn);
+  if (l->code) clReleaseProgram((cl_program)l->code); /* after its kernels */
+}
+
+static int copy(gpu_runtime_t *rt, gpu_kernel_t *l, size_t step, uint64_t dst, uint64_t src,
+                size_t nbytes) {
+  device_t *dev = (device_t *)rt;
+  cl_int rc = clEnqueueCopyBuffer(dev->queue, MEM(src), MEM(dst), 0, 0, nbytes, 0, NULL, NULL);
+  if (rc != CL_SUCCESS) {
+    set_error("kernel %s: step %zu: clEnqueueCopyBuffer failed: %s (%d)", l->name, step,
+              cl_error_name(rc), (int)rc);
+    return -1;
+  }
+  return 0;
+}
+
+/* Every argument a buffer, in the plan's order; global = grid * block, local = block. */
+static int launch(gpu_runtime_t *rt, gpu_kernel_t *l, const step_t *st) {
+  device_t *dev = (device_t *)rt;
+  cl_int rc;
+  for (size_t a = 0; a < st->n_args; ++a) {
+    cl_mem mem = MEM(l->values[a]);
+    rc = clSetKernelArg((cl_kernel)st->fn, (cl_uint)a, sizeof mem, &mem);
+    if (rc != CL_SUCCESS) {
+      set_error("kernel %s: clSetKernelArg(%s, %zu) failed: %s (%d)", l->name, st->kernel, a,
+                cl_error_name(rc), (int)rc);
+      return -1;
+    }
+  }
+  size_t global[3];
+  int empty = 0;
+  for (unsigned d = 0; d < 3; ++d) {
+    global[d] = st->grid[d] * st->block[d]; /* the reader checked it does not overflow */
+    empty |= global[d] == 0;
+  }
+  if (empty) return 0; /* no work-items: nothing to run */
+  rc = clEnqueueNDRangeKernel(dev->queue, (cl_kernel)st->fn, st->dims, NULL, global, st->block,
+                              0, NULL, NULL);
+  if (rc != CL_SUCCESS) {
+    set_error("kernel %s: clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu) "
+              "failed: %s (%d)",
+              l->name, st->kernel, global[0], global[1], global[2], st->block[0], st->block[1],
+              st->block[2], cl_error_name(rc), (int)rc);
+    return -1;
+  }
+  return 0;
+}
+
+static const gpu_ops_t ops = {check,     build, upload_const, alloc_temp, free_buffer,
+                              free_code, copy,  launch,       NULL};
+
 static int api_launch(void *ctx, const char *kernel, const uint64_t *buffers, int count) {
   device_t *dev = ctx;
-  last_error[0] = 0;
-  if (!kernel || count < 0 || (count > 0 && !buffers)) {
-    set_error("launch: bad kernel name or buffers");
-    return 1;
-  }
-  pthread_mutex_lock(&dev->lock);
-  int failed = 1;
-  cl_mem *args = NULL;
-  size_t *sizes = NULL;
-  loaded_t *l = load(dev, kernel);
-  if (!l) goto done;
-  if ((size_t)count != l->plan.n_args) {
-    set_error("kernel %s takes %zu buffers, got %d", kernel, l->plan.n_args, count);
-    goto done;
-  }
-  args = malloc((count ? (size_t)count : 1) * sizeof *args);
-  sizes = malloc((count ? (size_t)count : 1) * sizeof *sizes);
-  if (!args || !sizes) {
-    set_error("kernel %s: out of memory", kernel);
-    goto done;
-  }
-  for (int i = 0; i < count; ++i) {
-    slot_t *b = buffer_of(dev, buffers[i], "launch");
-    if (!b) goto done;
-    args[i] = MEM(b->value);
-    sizes[i] = b->size;
-  }
-  failed = run_plan(dev, l, args, sizes) ? 1 : 0;
-done:
-  pthread_mutex_unlock(&dev->lock);
-  free(args);
-  free(sizes);
+  if (gpu_launch_begin(kernel, buffers, count)) return 1;
+  pthread_mutex_lock(&dev->rt.lock); /* the buffer table and the kernels */
+  int failed = gpu_launch(&dev->rt, kernel, buffers, count, 1);
+  pthread_mutex_unlock(&dev->rt.lock);
   return failed;
 }
 
@@ -595,19 +444,11 @@ done:
 
 static void device_free(device_t *dev) {
   if (dev->queue) clFinish(dev->queue);
-  for (size_t b = 0; b < BUCKETS; ++b) {
-    while (dev->kernels[b]) {
-      loaded_t *next = dev->kernels[b]->next;
-      loaded_free(dev->kernels[b]);
-      dev->kernels[b] = next;
-    }
-  }
-  for (size_t i = 0; i < dev->buffers.n; ++i)
-    if (dev->buffers.slots[i].used) clReleaseMemObject(MEM(dev->buffers.slots[i].value));
-  table_free(&dev->buffers);
+  gpu_free_kernels_and_buffers(&dev->rt);
+  table_free(&dev->rt.buffers);
   if (dev->queue) clReleaseCommandQueue(dev->queue);
   if (dev->context) clReleaseContext(dev->context);
-  pthread_mutex_destroy(&dev->lock);
+  pthread_mutex_destroy(&dev->rt.lock);
   free(dev);
 }
 
@@ -630,15 +471,16 @@ int nnvm_opencl_device_api(nnvm_opencl_symbol_fn symbol, void *handle, int devic
     goto fail;
   }
   dev = calloc(1, sizeof *dev);
-  if (!dev || pthread_mutex_init(&dev->lock, NULL) != 0) {
+  if (!dev || pthread_mutex_init(&dev->rt.lock, NULL) != 0) {
     free(dev);
     dev = NULL;
     set_error("nnvm_opencl_device_api: out of memory");
     goto fail;
   }
+  dev->rt.ops = &ops;
   dev->device = devices[device_index];
-  dev->symbol = symbol;
-  dev->handle = handle;
+  dev->rt.symbol = symbol;
+  dev->rt.handle = handle;
   dev->context = clCreateContext(NULL, 1, &dev->device, NULL, NULL, &rc);
   if (rc != CL_SUCCESS || !dev->context) {
     dev->context = NULL;
@@ -652,12 +494,7 @@ int nnvm_opencl_device_api(nnvm_opencl_symbol_fn symbol, void *handle, int devic
     goto fail;
   }
   free(devices);
-  out->ctx = dev;
-  out->alloc = api_alloc;
-  out->release = api_release;
-  out->copy_to_device = api_copy_to_device;
-  out->copy_from_device = api_copy_from_device;
-  out->launch = api_launch;
+  GPU_FILL_API(out, dev);
   return 0;
 fail:
   free(devices);

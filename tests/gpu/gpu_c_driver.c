@@ -1,21 +1,41 @@
-/* A model runner with no Python whose device kernels run on CUDA through nnvm_cuda.c: links a
- * library built with devices=["cuda -arch=sm_XX"] (and not libcuda), binds every CUDA device of
- * the model, runs it, writes one raw file per graph output (tests/gpu/test_cuda_c_runtime.py,
- * which runs it over a fake libcuda: NNVM_LIBCUDA).
+/* A model runner with no Python whose device kernels run on a GPU through nnvm's C device
+ * runtime, nnvm_opencl.c (built with -DDEVICE_OPENCL) or nnvm_cuda.c (-DDEVICE_CUDA): links a
+ * library built with devices=["opencl"] or ["cuda -arch=sm_XX"] (and not libcuda), binds every
+ * device of the model, runs it, writes one raw file per graph output
+ * (tests/gpu/test_opencl_c_runtime.py on PoCL, tests/gpu/test_cuda_c_runtime.py over a fake
+ * libcuda: NNVM_LIBCUDA).
  *
- *   cuda_c_driver [--device N] [--runs R] [--blob KERNEL=FILE]... params in.bin... out.bin...
- *   cuda_c_driver --device-index TARGET      (prints nnvm_cuda_device_index(TARGET))
- *   cuda_c_driver --num-devices              (prints nnvm_cuda_num_devices(), and why if -1)
+ *   gpu_c_driver [--device N] [--runs R] [--blob KERNEL=FILE]... params in.bin... out.bin...
+ *   gpu_c_driver --device-index TARGET      (prints nnvm_<device>_device_index(TARGET))
+ *   gpu_c_driver --num-devices              (prints nnvm_<device>_num_devices(), and why if -1)
  *
- * --device N binds CUDA device N instead of the one the target names; --blob serves FILE's
- * bytes as KERNEL's module blob (a test of malformed blobs). Exit 1 with the error on stderr. */
+ * --device N binds device N instead of the one the target names; --blob serves FILE's bytes as
+ * KERNEL's program (a test of malformed programs). Exit 1 with the error on stderr. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(DEVICE_OPENCL)
+#include "nnvm_opencl.h"
+#define DEVICE "OpenCL"
+#define device_index nnvm_opencl_device_index
+#define num_devices nnvm_opencl_num_devices
+#define device_api nnvm_opencl_device_api
+#define device_last_error nnvm_opencl_last_error
+#define device_release nnvm_opencl_release
+#elif defined(DEVICE_CUDA)
 #include "nnvm_cuda.h"
+#define DEVICE "CUDA"
+#define device_index nnvm_cuda_device_index
+#define num_devices nnvm_cuda_num_devices
+#define device_api nnvm_cuda_device_api
+#define device_last_error nnvm_cuda_last_error
+#define device_release nnvm_cuda_release
+#else
+#error "build with -DDEVICE_OPENCL or -DDEVICE_CUDA"
+#endif
 #include "nnvm_runtime.h"
 
 static const size_t dtype_size[] = {4, 2, 8, 8, 4, 2, 1, 1, 1, 2, 4, 8};
@@ -61,13 +81,13 @@ static void *symbol(void *handle, const char *name) {
 int main(int argc, char **argv) {
   int device = 0, pick_device = 0, runs = 1, a = 1;
   if (argc == 3 && strcmp(argv[1], "--device-index") == 0) {
-    printf("%d\n", nnvm_cuda_device_index(argv[2]));
+    printf("%d\n", device_index(argv[2]));
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--num-devices") == 0) {
-    int n = nnvm_cuda_num_devices();
+    int n = num_devices();
     printf("%d\n", n);
-    if (n < 0) fprintf(stderr, "error: %s\n", nnvm_cuda_last_error());
+    if (n < 0) fprintf(stderr, "error: %s\n", device_last_error());
     return n < 0;
   }
   for (; a + 1 < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
@@ -112,13 +132,13 @@ int main(int argc, char **argv) {
   void **outputs = calloc(n_out ? (size_t)n_out : 1, sizeof(void *));
   size_t *out_bytes = calloc(n_out ? (size_t)n_out : 1, sizeof(size_t));
   for (int d = 0; d < n_dev; ++d) {
-    int index = pick_device ? device : nnvm_cuda_device_index(nnvm_device_name(d));
+    int index = pick_device ? device : device_index(nnvm_device_name(d));
     char err[2048];
     if (index < 0 && !pick_device) {
-      fprintf(stderr, "error: device %d is %s, not CUDA\n", d, nnvm_device_name(d));
+      fprintf(stderr, "error: device %d is %s, not " DEVICE "\n", d, nnvm_device_name(d));
       goto done;
     }
-    if (nnvm_cuda_device_api(symbol, RTLD_DEFAULT, index, &apis[d], err, sizeof err) != 0) {
+    if (device_api(symbol, RTLD_DEFAULT, index, &apis[d], err, sizeof err) != 0) {
       fprintf(stderr, "error: %s\n", err);
       goto done;
     }
@@ -147,7 +167,7 @@ int main(int argc, char **argv) {
   }
   for (int r = 0; r < runs; ++r) {
     if (nnvm_run(m, inputs, outputs) != 0) {
-      fprintf(stderr, "error: %s: %s\n", nnvm_last_error(), nnvm_cuda_last_error());
+      fprintf(stderr, "error: %s: %s\n", nnvm_last_error(), device_last_error());
       goto done;
     }
   }
@@ -159,7 +179,7 @@ int main(int argc, char **argv) {
   }
 done:
   nnvm_destroy(m); /* releases its device buffers through the APIs: before them */
-  for (int d = 0; d < n_dev; ++d) nnvm_cuda_release(&apis[d]);
+  for (int d = 0; d < n_dev; ++d) device_release(&apis[d]);
   for (int i = 0; i < n_in; ++i) free((void *)inputs[i]);
   for (int i = 0; i < n_out; ++i) free(outputs[i]);
   for (int i = 0; i < n_blobs; ++i) free(blobs[i].data);
