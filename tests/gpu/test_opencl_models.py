@@ -35,21 +35,28 @@ def _outputs(graph, lib, params, inputs, device=None, debug=False):
     return [m.get_output(k) for k in range(m.get_num_outputs())]
 
 
-@pytest.mark.parametrize(
-    "model_name", ["mlp", "resnet_like", "mobilenet_like", "transformer_encoder", "lstm_model"]
-)
-def test_model_on_opencl_matches_cpu(model_name: str) -> None:
-    model = getattr(onnx_models, model_name)()
-    inputs = onnx_models.random_inputs(model, seed=3)
+def _matches_cpu(model, inputs):  # noqa: ANN001, ANN202
+    """Build with every kernel on OpenCL, run, compare with the CPU build's outputs; returns
+    the OpenCL build and the CPU outputs."""
     module, params = from_onnx(model)
     graph, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
-    assert graph.devices == ["opencl"]
     assert all(n.device == "opencl" for n in graph.nodes), "every kernel placed on the GPU"
     got = _outputs(graph, lib, p, inputs, nnvm.opencl(0))
     host_graph, host_lib, host_p = build(module, target="llvm", params=params)
     want = _outputs(host_graph, host_lib, host_p, inputs, nnvm.cpu(0))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+    return graph, lib, p, want
+
+
+@pytest.mark.parametrize(
+    "model_name", ["mlp", "resnet_like", "mobilenet_like", "transformer_encoder", "lstm_model"]
+)
+def test_model_on_opencl_matches_cpu(model_name: str) -> None:
+    model = getattr(onnx_models, model_name)()
+    inputs = onnx_models.random_inputs(model, seed=3)
+    graph, lib, p, want = _matches_cpu(model, inputs)
+    assert graph.devices == ["opencl"]
     debug = _outputs(graph, lib, p, inputs, nnvm.gpu(0), debug=True)  # kernel by kernel
     for g, w in zip(debug, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
@@ -64,15 +71,7 @@ def test_bench_model_on_opencl_matches_cpu(model_name: str) -> None:
     bench_models = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench_models)
     model = bench_models.MODELS[model_name]()
-    inputs = onnx_models.random_inputs(model, seed=0)
-    module, params = from_onnx(model)
-    graph, lib, p = build(module, target="llvm", params=params, devices=["opencl"])
-    assert all(n.device == "opencl" for n in graph.nodes), "every kernel placed on the GPU"
-    got = _outputs(graph, lib, p, inputs, nnvm.opencl(0))
-    host_graph, host_lib, host_p = build(module, target="llvm", params=params)
-    want = _outputs(host_graph, host_lib, host_p, inputs, nnvm.cpu(0))
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+    _matches_cpu(model, onnx_models.random_inputs(model, seed=0))
 
 
 def test_device_without_kernels_is_an_error() -> None:
