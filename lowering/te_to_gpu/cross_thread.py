@@ -14,27 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import arith, gpu
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
 
 from nnvm.dialects.te import exprs
-from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.stage_tree import IterVar
-from nnvm.lowering.te_to_gpu.memory_scopes import WORKGROUP, entry_alloca
+from nnvm.lowering.te_to_gpu.memory_scopes import ScopedStages, entry_alloca
 from nnvm.lowering.te_to_loops.emitter import Nest, Scope, Val, View
 from nnvm.lowering.te_to_loops.loop_bodies import buffer_indices, real_indices
-from nnvm.lowering.te_to_loops.loop_nests import LoopNestEmitter
 from nnvm.support.diagnostics import DiagnosticError
 
 
-class CrossThreadReductions(LoopNestEmitter):
-    """A mixin of the GPU kernel generator (which owns `barriers`, `shared_bytes`,
-    `max_shared_bytes` and the bound thread extents `_thread_dims`)."""
-
-    barriers: dict[Operation, Operation]
-    shared_bytes: int
-    max_shared_bytes: int
-    _thread_dims: dict[str, int]
+class CrossThreadReductions(ScopedStages):
+    """Cross-thread reductions of the GPU kernel generator, on the shared-memory machinery of
+    ScopedStages (its barriers, shared buffers and bound thread indices)."""
 
     def emit_cross_thread(
         self,
@@ -84,30 +77,14 @@ class CrossThreadReductions(LoopNestEmitter):
             nest.view = saved
 
         # one slot per thread of the block: the other thread dimensions select a row
-        row: SSAValue | None = None
-        rows = 1
-        for d in "xyz":
-            if d == dim or d not in self._thread_dims:
-                continue
-            t = self.add1(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(d))))
-            scaled = t if rows == 1 else self.add1(arith.MuliOp(t, self.index(rows)))
-            row = scaled if row is None else self.add1(arith.AddiOp(row, scaled))
-            rows *= self._thread_dims[d]
-        nbytes = rows * static * max(element_bits(elt) // 8, 1)
-        self.shared_bytes += nbytes
-        if self.shared_bytes > self.max_shared_bytes:
-            raise DiagnosticError(
-                where,
-                f"te.bind: the cross-thread reduction over '{leaf.name}' needs {nbytes} bytes "
-                f"of shared memory, bringing this kernel's to {self.shared_bytes}, over the "
-                f"{self.max_shared_bytes} the target allows per block",
-            )
-        slots = entry_alloca(scope, elt, [rows, static], WORKGROUP, f"{leaf.name}.red")
-        r = Val(self.index(0) if row is None else row)
+        row, rows = self.linear_thread_index(skip=dim)
+        what = f"te.bind: the cross-thread reduction over '{leaf.name}' ({rows}x{static} {elt}"
+        slots = self.shared_buffer(scope, elt, [rows, static], f"{leaf.name}.red", where, what)
+        r = Val(row)
         mine = [r, Val(tid)]
-        self._barrier(where)  # the slots' last readers (an enclosing loop's) are done
+        self.emit_barrier(where)  # the slots' last readers (an enclosing loop's) are done
         self.store(slots, mine, self.load(private, zeros))
-        self._barrier(where)
+        self.emit_barrier(where)
         stride = 1 << max(math.ceil(math.log2(static)) - 1, 0) if static > 1 else 0
         while stride >= 1:
             active = self.add1(arith.CmpiOp(tid, self.index(stride), "slt"))
@@ -122,7 +99,7 @@ class CrossThreadReductions(LoopNestEmitter):
                 self.store(slots, mine, Val(self.add1(exprs.combine(kind, a.ssa, b.ssa))))
 
             self.emit_if(active, step)
-            self._barrier(where)
+            self.emit_barrier(where)
             stride //= 2
 
         def finish() -> None:
@@ -133,6 +110,3 @@ class CrossThreadReductions(LoopNestEmitter):
             self.store(nest.view.buffer, buf, Val(combined))
 
         self.emit_if(self.add1(arith.CmpiOp(tid, self.index(0), "eq")), finish)
-
-    def _barrier(self, where: Operation | None) -> None:
-        self.barriers[self.add(gpu.BarrierOp())] = where  # type: ignore[assignment]

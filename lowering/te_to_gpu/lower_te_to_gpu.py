@@ -42,7 +42,6 @@ from nnvm.dialects.te.stages import ScheduleState
 from nnvm.lowering.te_to_gpu.cross_thread import CrossThreadReductions
 from nnvm.lowering.te_to_gpu.memory_scopes import (
     MAX_SHARED_BYTES,
-    ScopedStages,
     check_uniform,
     merge_barriers,
     scoped_stages,
@@ -74,7 +73,7 @@ def bound_index(var: IterVar) -> tuple[str, str] | None:
     return THREAD_INDICES[name]
 
 
-class GpuKernelGenerator(CrossThreadReductions, ScopedStages, KernelGenerator):
+class GpuKernelGenerator(CrossThreadReductions, KernelGenerator):
     """The loop-nest emitter with bound loops as GPU indices, each root stage with bound loops
     outlined into a kernel, shared and local stages in workgroup and private buffers, bound
     reduction axes as cross-thread reductions."""

@@ -162,6 +162,43 @@ class ScopedStages(LoopNestEmitter):
         if masked:
             self._masked.remove(leaf)
 
+    def emit_barrier(self, prim: Operation) -> Operation:
+        """A `gpu.barrier`, recorded with the primitive it synchronizes (for check_uniform)."""
+        barrier = self.add(gpu.BarrierOp())
+        self.barriers[barrier] = prim
+        return barrier
+
+    def linear_thread_index(self, skip: str | None = None) -> tuple[SSAValue, int]:
+        """The block's bound thread indices (all but dimension `skip`) as one index, x
+        fastest, and how many values it takes (index 0 of 1 when there are none)."""
+        index: SSAValue | None = None
+        count = 1
+        for d in "xyz":
+            if d == skip or d not in self._thread_dims:
+                continue
+            t = self.add1(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(d))))
+            t.name_hint = f"tid_{d}"
+            scaled = t if count == 1 else self.add1(arith.MuliOp(t, self.index(count)))
+            index = scaled if index is None else self.add1(arith.AddiOp(index, scaled))
+            count *= self._thread_dims[d]
+        return (self.index(0) if index is None else index), count
+
+    def shared_buffer(
+        self, scope: Scope, elt: Attribute, shape: list[int], name: str, where: Operation, what: str
+    ) -> SSAValue:
+        """A workgroup buffer of the kernel, counted against the target's shared memory per
+        block; over it, a located error at `where` that starts with `what`."""
+        nbytes = math.prod(shape) * max(element_bits(elt) // 8, 1)
+        self.shared_bytes += nbytes
+        if self.shared_bytes > self.max_shared_bytes:
+            raise DiagnosticError(
+                where,
+                f"{what}, {nbytes} bytes) brings this kernel's shared memory to "
+                f"{self.shared_bytes} bytes, over the {self.max_shared_bytes} the target "
+                "allows per block",
+            )
+        return entry_alloca(scope, elt, shape, WORKGROUP, name)
+
     def emit_attached(
         self,
         producer: Stage,
@@ -313,21 +350,12 @@ class ScopedStages(LoopNestEmitter):
         if found is not None and found[1] == shape:
             buf = found[0]
         else:
-            nbytes = math.prod(shape) * max(element_bits(elt) // 8, 1)
-            self.shared_bytes += nbytes
-            if self.shared_bytes > self.max_shared_bytes:
-                raise DiagnosticError(
-                    prim,
-                    f"te.cache_read: the shared stage '{name}' ({'x'.join(map(str, shape))} "
-                    f"{elt}, {nbytes} bytes) brings this kernel's shared memory to "
-                    f"{self.shared_bytes} bytes, over the {self.max_shared_bytes} the target "
-                    "allows per block",
-                )
-            buf = entry_alloca(scope, elt, shape, WORKGROUP, name)
+            what = f"te.cache_read: the shared stage '{name}' ({'x'.join(map(str, shape))} {elt}"
+            buf = self.shared_buffer(scope, elt, shape, name, prim, what)
             self._shared[producer] = (buf, shape)
         last = self.block.last_op
         if slot_iv is None and not isinstance(last, gpu.BarrierOp):
-            self.barriers[self.add(gpu.BarrierOp())] = prim
+            self.emit_barrier(prim)
         offsets = [
             None if r.offset is None else materialize(self, r.offset, known) for r in regions
         ]
@@ -342,20 +370,16 @@ class ScopedStages(LoopNestEmitter):
                 self.block.erase_op(last)
             else:
                 first = self.add1(arith.CmpiOp(slot_iv, self.index(0), "eq"))
-                self.emit_if(first, lambda: self._barrier_for(prim))
+                self.emit_if(first, lambda: self.emit_barrier(prim))
             slot = self.add1(arith.RemUIOp(slot_iv, self.index(2)))
             shift = self.add1(arith.MuliOp(slot, self.index(shape[0] // 2)))
             top = self.index(0) if offsets[0] is None else offsets[0]
             view = View(buf, [self.add1(arith.SubiOp(top, shift)), *offsets[1:]])
         self._copy_together(producer, scope, regions, offsets, view)
-        after = self.add(gpu.BarrierOp())
-        self.barriers[after] = prim
+        after = self.emit_barrier(prim)
         if slot_iv is not None:
             self._double_after.add(after)
         return scope.with_view(producer, view)
-
-    def _barrier_for(self, prim: CacheReadOp) -> None:
-        self.barriers[self.add(gpu.BarrierOp())] = prim
 
     def _double_buffer_loop(
         self, producer: Stage, leaf: IterVar, vals: dict[IterVar, Val]
@@ -388,17 +412,7 @@ class ScopedStages(LoopNestEmitter):
         compute = producer.compute
         assert compute is not None
         shape = [r.extent for r in regions]
-        dims = [d for d in "xyz" if d in self._thread_dims]
-        tid: SSAValue | None = None
-        stride = 1
-        for d in dims:
-            t = self.add1(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(d))))
-            t.name_hint = f"tid_{d}"
-            scaled = t if stride == 1 else self.add1(arith.MuliOp(t, self.index(stride)))
-            tid = scaled if tid is None else self.add1(arith.AddiOp(tid, scaled))
-            stride *= self._thread_dims[d]
-        if tid is None:
-            tid = self.index(0)
+        tid, stride = self.linear_thread_index()
         body = Block(arg_types=[INDEX])
         e = body.args[0]
         e.name_hint = "copy"

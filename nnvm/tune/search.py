@@ -117,8 +117,10 @@ class EvolutionarySearch(Search):
         self.model.fit([c for c, _ in items], [s for _, s in items], prior, default_s)
         best = sorted(items, key=lambda cs: cs[1])[: self.parents]
         proposals: dict[str, Candidate] = {}
-        pool = self.pool * (4 if prior else 1)  # a model trained before any own trial ranks
-        for _ in range(pool * 2):  # more: its parents are no better than the default yet
+        # a model trained on other tasks ranks a larger pool: before this task's own trials,
+        # its parents are no better than the default
+        pool = self.pool * (4 if prior else 1)
+        for _ in range(pool * 2):
             if len(proposals) >= pool:
                 break
             if self.rng.random() < 0.75 and best:

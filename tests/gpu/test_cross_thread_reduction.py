@@ -124,3 +124,15 @@ def test_default_rows_reduce_in_one_kernel_per_reduction(cls, shapes, props) -> 
     got = run_emulated(module, inputs)
     want = np.asarray(run_reference(module, None, inputs, function="k")[0])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_cross_thread_slots_over_the_shared_limit_are_a_located_error() -> None:
+    """The tree's slots count against the target's shared memory per block."""
+    from nnvm.support.diagnostics import DiagnosticError
+    from nnvm.targets.gpu.cuda.target import CudaTarget
+
+    text = ROWS.format(n=3, m=1000, kind="sum", schedule=ROW_PER_BLOCK.format(t=64))
+    module = parse_module(CTX, text, "r.mlir")
+    small = CudaTarget(emulate=True, max_shared_bytes=128)
+    with pytest.raises(DiagnosticError, match=r"reduction over 'ki' \(1x64 f32, 256 bytes\)"):
+        LowerTEToGpu(outline_all=True, target=small).apply(CTX, module)
