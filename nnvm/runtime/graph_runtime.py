@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import math
+import mmap
 import os
 import statistics
 import threading
@@ -111,6 +112,32 @@ def aligned_empty(shape, dtype, alignment: int = ALIGNMENT, what: str = "a buffe
         ) from None
     start = (-raw.ctypes.data) % alignment
     return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+HUGE_PAGE_BYTES = 2 << 20
+
+
+def streamed_empty(nbytes: int, what: str = "a buffer") -> np.ndarray:
+    """Uninitialised bytes laid out as the C runtime lays out a model's weights and arena
+    (nnvm_runtime.c, alloc_streamed): from 2 MiB on, a buffer starting on a 2 MiB boundary that
+    Linux is asked to back with huge pages; smaller ones 64-byte aligned. The debug runtime
+    times kernels over such buffers, so its profile streams weights as a deployed model does
+    (with 4 KiB pages a weight stream from memory ran at half the speed here)."""
+    if nbytes < HUGE_PAGE_BYTES or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return aligned_empty((max(nbytes, 1),), np.uint8, what=what)
+    try:
+        region = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES)
+    except (OSError, ValueError, OverflowError):
+        raise UserError(
+            f"cannot allocate {what} ({nbytes / 2**30:.1f} GiB) on this machine"
+        ) from None
+    raw = np.frombuffer(region, dtype=np.uint8)
+    start = (-raw.ctypes.data) % HUGE_PAGE_BYTES
+    try:
+        region.madvise(mmap.MADV_HUGEPAGE, start, nbytes - nbytes % HUGE_PAGE_BYTES)
+    except OSError:
+        pass  # a hint: a kernel without transparent huge pages keeps 4 KiB pages
+    return raw[start : start + nbytes]
 
 
 def _bound_device(name: str, lib: Module) -> BoundDevice:
@@ -488,9 +515,8 @@ class DebugGraphModule(GraphModule):
 
     def __init__(self, graph, lib: Module, device: Device | None = None):
         super().__init__(graph, lib, device)
-        self._arena = aligned_empty(
-            (max(self.graph.arena_bytes, 1),), np.uint8, what="the intermediate arena"
-        )
+        self._arena = streamed_empty(self.graph.arena_bytes, what="the intermediate arena")
+        self._packed: tuple[int, dict[str, np.ndarray]] | None = None
         self._constants = {
             name: np.asarray(c["value"], dtype=c["dtype"], order="C").reshape(c["shape"])
             for name, c in self.graph.constants.items()
@@ -506,11 +532,31 @@ class DebugGraphModule(GraphModule):
         if ref.kind == "output":
             return self._outputs[ref.index]
         if ref.kind == "param":
-            return self._params[ref.name]
+            return self._packed_params()[ref.name]
         if ref.kind == "constant":
             return self._constants[ref.name]
         nbytes = info.nbytes
         return self._arena[ref.offset : ref.offset + nbytes].view(info.dtype).reshape(info.shape)
+
+    def _packed_params(self) -> dict[str, np.ndarray]:
+        """The params copied into one buffer, as the C runtime keeps its params blob (made
+        again when the params changed)."""
+        if self._packed is None or self._packed[0] != self._generation:
+            with self._lock:
+                generation, params = self._generation, self._params
+            sizes = {
+                name: (a.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+                for name, a in params.items()
+            }
+            blob = streamed_empty(sum(sizes.values()), what="the params")
+            packed, at = {}, 0
+            for name, a in params.items():
+                view = blob[at : at + a.nbytes].view(a.dtype).reshape(a.shape)
+                view[...] = a
+                packed[name] = view
+                at += sizes[name]
+            self._packed = (generation, packed)
+        return self._packed[1]
 
     def _call(self, node: Node, ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
         """Run one kernel over host arrays: an exported host kernel directly, a device kernel

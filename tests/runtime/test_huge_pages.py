@@ -2,7 +2,8 @@
 alloc_streamed): kernels stream them once per run, and with 4 KiB pages under a hypervisor the
 TLB misses halved one core's read bandwidth. Checked in a fresh process through its own
 /proc/self/smaps: the huge-page-advised memory grows by the params blob when the model is
-created, and the run's results are those of numpy."""
+created, and the run's results are those of numpy. The debug runtime lays out its arena and
+params the same way, so its profile times kernels as a deployed model runs them."""
 
 from __future__ import annotations
 
@@ -75,3 +76,30 @@ def test_weights_are_advised_huge_pages(tmp_path):
     before, after = map(int, out.stdout.split()[-2:])
     # the 3 MiB blob starts on a 2 MiB boundary: at least one whole huge page is advised
     assert after - before >= 2048, (before, after)
+
+
+def _vma_flags(address: int) -> str:
+    """The VmFlags of this process's mapping that holds `address`."""
+    text = Path("/proc/self/smaps").read_text()
+    current = None
+    for line in text.splitlines():
+        head = line.split()[0] if line else ""
+        if "-" in head and all(c in "0123456789abcdef-" for c in head):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            current = lo <= address < hi
+        elif line.startswith("VmFlags:") and current:
+            return line
+    return ""
+
+
+def test_debug_runtime_buffers_are_laid_out_as_the_c_runtimes():
+    """The debug runtime (profile(), the efficiency report) times kernels over an arena and a
+    params copy laid out as nnvm_runtime.c lays them out: from 2 MiB on, 2 MiB aligned and
+    advised huge pages; smaller ones 64-byte aligned."""
+    from nnvm.runtime.graph_runtime import HUGE_PAGE_BYTES, streamed_empty
+
+    big = streamed_empty(3 << 20)
+    assert big.nbytes == 3 << 20 and big.ctypes.data % HUGE_PAGE_BYTES == 0
+    assert " hg" in _vma_flags(big.ctypes.data)
+    small = streamed_empty(1000)
+    assert small.nbytes >= 1000 and small.ctypes.data % 64 == 0
