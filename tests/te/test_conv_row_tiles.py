@@ -1,0 +1,85 @@
+"""Blocked convs over short rows (the 7x7 maps at the end of ImageNet networks) stack whole
+output rows into one register tile (targets/cpu/schedules/conv2d.py): 2 rows x 7 columns x 2
+channel blocks fill AVX-512's 28 accumulators where one row filled 14. The tile's rows are a
+split of the output rows with a shorter last tile; each kernel here is checked against the
+reference executor through the tuner's runner (which compiles, runs and compares it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
+from nnvm.registry import make_context
+from nnvm.support.diagnostics import parse_module
+from nnvm.support.target import parse_target
+from nnvm.tune.runner import LocalRunner, MeasureOptions
+from nnvm.tune.space import TaskSpace
+from nnvm.tune.task import kernel_task
+
+TARGET = "llvm"  # the host: the rows asserted are AVX-512's (28 accumulators of 16 lanes)
+
+
+def _kernel(cin: int, cout: int, k: int, size: tuple[int, int], stride: int = 1) -> str:
+    h, w = size
+    pad = k // 2
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    x = f"tensor<1x{cin // 16}x{h}x{w}x16xf32>"
+    wt = f"tensor<{cout // 16}x{cin // 16}x{k}x{k}x16x16xf32>"
+    b = f"tensor<1x{cout // 16}x1x1x16xf32>"
+    y = f"tensor<1x{cout // 16}x{oh}x{ow}x16xf32>"
+    return f"""builtin.module {{
+  func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
+    %3 = nnvm.conv2d %0, %1 {{strides = [{stride}, {stride}], padding = [{pad}, {pad}, {pad}, {pad}], data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"}} : ({x}, {wt}) -> {y}
+    %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
+    %5 = nnvm.relu %4 : ({y}) -> {y}
+    func.return %5 : {y}
+  }}
+}}"""
+
+
+def _task(text: str):
+    target = parse_target(TARGET)
+    ctx = make_context()
+    module = parse_module(ctx, text, "conv")
+    LowerToTE(target=target).apply(ctx, module)
+    task = kernel_task(target, "conv", module, text)
+    assert task is not None
+    return task
+
+
+CASES = [
+    # (cin, cout, kernel, (h, w), stride): rows stacked per tile
+    pytest.param(64, 32, 1, (7, 7), 1, 2, id="1x1-7x7"),  # ResNet's last stage, 1x1
+    pytest.param(32, 32, 3, (7, 7), 1, 2, id="3x3-7x7"),  # its 3x3 (padded)
+    pytest.param(32, 32, 3, (5, 5), 1, 2, id="3x3-5x5"),  # a tail tile of 1 row
+    pytest.param(32, 32, 3, (14, 14), 2, 2, id="3x3-s2-to-7x7"),  # strided into 7 columns
+    pytest.param(32, 48, 3, (9, 9), 1, 3, id="1-block-9-wide"),  # 3 blocks: 1 per tile, 3 rows
+    pytest.param(32, 32, 1, (14, 14), 1, 1, id="14-wide-one-row"),  # a row fills the tile
+]
+
+
+@pytest.mark.parametrize(("cin", "cout", "k", "size", "stride", "rows"), CASES)
+def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows) -> None:
+    task = _task(_kernel(cin, cout, k, size, stride))
+    space = TaskSpace(task)
+    default = space.default()
+    if task.target.vector_bits < 512:
+        rows = default.config.get("conv.rows", 1)  # other register budgets: numerics only
+    assert default.config.get("conv.rows", 1) == rows
+    if rows > 1:
+        assert re.search(rf'te\.split "relu" k by {rows} ', default.schedule), default.schedule
+        assert 'te.unroll "conv2d" oh' in default.schedule
+    candidates = [default]
+    if rows > 1:  # one row per tile (the tuner's other choice) computes the same
+        one_row = space.make({**default.config, "conv.rows": 1, "conv.whole_image": False})
+        assert one_row is not None and 'te.unroll "conv2d" oh' not in one_row.schedule
+        candidates.append(one_row)
+    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
+    try:
+        records = runner.measure(task, space, candidates)
+    finally:
+        runner.close()
+    for record in records:
+        assert record.error == "ok", record.detail
