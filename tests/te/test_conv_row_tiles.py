@@ -1,7 +1,7 @@
-"""Blocked convs over short rows (the 7x7 maps at the end of ImageNet networks) stack whole
-output rows into one register tile (targets/cpu/schedules/conv2d.py): 2 rows x 7 columns x 2
-channel blocks fill AVX-512's 28 accumulators where one row filled 14. The tile's rows are a
-split of the output rows with a shorter last tile; each kernel here is checked against the
+"""Blocked convs whose rows cannot fill a register tile (the 7x7 maps at the end of ImageNet
+networks, Inception's 17x17) tile several output rows at once (targets/cpu/schedules/conv2d.py):
+2 rows x 7 columns x 2 channel blocks fill AVX-512's 28 accumulators where one row filled 14.
+Rows and columns may leave shorter tail tiles; each kernel here is checked against the
 reference executor through the tuner's runner (which compiles, runs and compares it)."""
 
 from __future__ import annotations
@@ -21,17 +21,19 @@ from nnvm.tune.task import kernel_task
 TARGET = "llvm"  # the host: the rows asserted are AVX-512's (28 accumulators of 16 lanes)
 
 
-def _kernel(cin: int, cout: int, k: int, size: tuple[int, int], stride: int = 1) -> str:
+def _kernel(cin: int, cout: int, k, size: tuple[int, int], stride: int = 1) -> str:
+    kh, kw = (k, k) if isinstance(k, int) else k
     h, w = size
-    pad = k // 2
-    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    ph, pw = kh // 2, kw // 2
+    oh, ow = (h + 2 * ph - kh) // stride + 1, (w + 2 * pw - kw) // stride + 1
     x = f"tensor<1x{cin // 16}x{h}x{w}x16xf32>"
-    wt = f"tensor<{cout // 16}x{cin // 16}x{k}x{k}x16x16xf32>"
+    wt = f"tensor<{cout // 16}x{cin // 16}x{kh}x{kw}x16x16xf32>"
     b = f"tensor<1x{cout // 16}x1x1x16xf32>"
     y = f"tensor<1x{cout // 16}x{oh}x{ow}x16xf32>"
+    pad = f"[{ph}, {pw}, {ph}, {pw}]"
     return f"""builtin.module {{
   func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
-    %3 = nnvm.conv2d %0, %1 {{strides = [{stride}, {stride}], padding = [{pad}, {pad}, {pad}, {pad}], data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"}} : ({x}, {wt}) -> {y}
+    %3 = nnvm.conv2d %0, %1 {{strides = [{stride}, {stride}], padding = {pad}, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"}} : ({x}, {wt}) -> {y}
     %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
     %5 = nnvm.relu %4 : ({y}) -> {y}
     func.return %5 : {y}
@@ -50,12 +52,15 @@ def _task(text: str):
 
 
 CASES = [
-    # (cin, cout, kernel, (h, w), stride): rows stacked per tile
+    # (cin, cout, kernel, (h, w), stride): rows per tile
     pytest.param(64, 32, 1, (7, 7), 1, 2, id="1x1-7x7"),  # ResNet's last stage, 1x1
     pytest.param(32, 32, 3, (7, 7), 1, 2, id="3x3-7x7"),  # its 3x3 (padded)
     pytest.param(32, 32, 3, (5, 5), 1, 2, id="3x3-5x5"),  # a tail tile of 1 row
     pytest.param(32, 32, 3, (14, 14), 2, 2, id="3x3-s2-to-7x7"),  # strided into 7 columns
-    pytest.param(32, 48, 3, (9, 9), 1, 3, id="1-block-9-wide"),  # 3 blocks: 1 per tile, 3 rows
+    pytest.param(32, 48, 3, (7, 7), 1, 2, id="1-block-7x7"),  # 3 blocks: 1 per tile
+    pytest.param(32, 32, 3, (17, 17), 1, 2, id="3x3-17x17"),  # tails in rows and columns
+    pytest.param(32, 32, (1, 7), (17, 17), 1, 2, id="1x7-17x17"),  # Inception's 1x7
+    pytest.param(32, 32, (7, 1), (17, 17), 1, 2, id="7x1-17x17"),  # and 7x1
     pytest.param(32, 32, 1, (14, 14), 1, 1, id="14-wide-one-row"),  # a row fills the tile
 ]
 

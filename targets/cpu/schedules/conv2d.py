@@ -23,6 +23,11 @@ from nnvm.targets.cpu.schedules.dense_dot_bytes import (
 )
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
 
+STACKED_ROWS_GAIN = 1.25
+"""A register tile spans several output rows only when that keeps this many times the
+accumulators busy that the best one-row tile does: a 35-wide map's 2 x 2 x 7 tile (17% more
+busy than 2 x 1 x 12) ran 7% slower, a 20-wide map's (33% more than 2 x 1 x 10) 17% faster."""
+
 SMALL_IMAGE_BYTES = 128 * 1024
 """The short-row schedule keeps a tile's output for the whole image in one buffer: only when
 that fits in L2 (ResNet's 7x7: 6 KiB); a tall image (16384 rows) takes the row-tiled one."""
@@ -33,23 +38,35 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     channel block one vector; (n, ocb, oh) parallel. Inside a tile, each input element is
     broadcast once and multiplied by the weight vectors of both channel blocks (ow outside
     the channel blocks, so LLVM keeps 28 accumulators + 2 weights + 1 broadcast in AVX-512's
-    32 registers instead of spilling). A row shorter than half the tile (the 7x7 maps at the
-    end of ImageNet networks) stacks whole rows into one tile: 2 rows x 7 columns x 2 blocks
-    keep all 28 accumulators busy where one row kept 14 (ResNet-50's 2048 -> 512 1x1 conv
-    139 -> 171 GFLOP/s, its 3x3 at 7x7 156 -> 167, with the rows' tail a shorter tile)."""
+    32 registers instead of spilling). Where one row cannot fill the tile (the 7x7 maps at
+    the end of ImageNet networks, Inception's 17x17 and 35x35) a tile spans several rows:
+    2 rows x 7 columns x 2 blocks keep all 28 accumulators busy where one row kept 14
+    (ResNet-50's 2048 -> 512 1x1 conv 139 -> 171 GFLOP/s, its 3x3 at 7x7 156 -> 167; see
+    _conv_tile)."""
     n, cb, h, w, c = s.axes(e)
     an, _, ah, _, _ = anchor.spatial_names
     ncb, ow = anchor.shape[1], anchor.shape[3]
     depthwise = len(anchor.reduce_names) <= 2
     max_blocks = 1 if depthwise else 2
     budget = DOT_ACCUMULATORS if dot_packed(anchor) else s.accumulators
-    ocf, owf = _conv_tile(ow, ncb, budget, s.max_row_tile, max_blocks, tails=not depthwise)
+    oh = anchor.shape[2]
+    ocf, rows, owf = _conv_tile(
+        ow,
+        oh,
+        ncb,
+        budget,
+        s.max_row_tile,
+        max_blocks,
+        max_rows=1 if depthwise else oh,
+        tails=not depthwise,
+    )
     ocf = s.knob("conv.blocks", [b for b in range(1, max_blocks + 1) if ncb % b == 0], ocf)
     owf = s.knob("conv.cols", range(1, min(budget // ocf, s.max_row_tile, ow) + 1), owf)
-    rows = 1
-    if not depthwise and owf == ow and 2 * ocf * owf <= budget:
-        fit = budget // (ocf * owf)
-        rows = s.knob("conv.rows", range(1, fit + 1), _stacked_rows(anchor.shape[2], fit))
+    fit = min(budget // (ocf * owf), s.max_row_tile // owf, oh)
+    if fit > 1 and not depthwise:
+        rows = s.knob("conv.rows", range(1, fit + 1), min(rows, fit))
+    else:
+        rows = 1
     whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
     if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
         small = whole_image <= SMALL_IMAGE_BYTES and rows == 1
@@ -77,16 +94,6 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         _conv_register_tile(s, anchor, a, [an, ah, *anchor.reduce_names])
     if depthwise and s.knob("conv.pad_in_tile", [False, True], True):  # the copy costs as much
         s.pad_at(anchor, a, ah)  # as the conv
-
-
-def _stacked_rows(oh: int, fit: int) -> int:
-    """How many whole output rows a register tile stacks (at most `fit`): the most
-    accumulators kept busy over the image, the rows' tail a shorter tile (7 rows: 2 per tile,
-    12% idle in the last); on a tie, a count that divides the rows."""
-    return max(
-        range(1, min(fit, oh) + 1),
-        key=lambda r: (oh * r / (-(-oh // r) * r), oh % r == 0, -r),
-    )
 
 
 def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, ocf: int) -> None:
@@ -150,32 +157,51 @@ def _conv_register_tile(
 
 
 def _conv_tile(
-    ow: int, ncb: int, budget: int, max_cols: int, max_blocks: int, tails: bool = True
-) -> tuple[int, int]:
-    """(channel blocks, output columns) of a conv register tile: the most useful accumulators
-    within the budget, at most `max_cols` columns. Columns need not divide the row: the last
-    tile of a row is a guarded tail (still a register tile), so a tile is scored by the
-    accumulators it keeps busy over the row (17 columns: 2 blocks x 6 columns, 6% of them
-    idle in the tail, instead of 1 x 4); on a tie, more channel blocks (half the broadcasts per
-    multiply-add: 33 columns as 2 x 6 rather than 1 x 11, a dilated conv 1.70 -> 1.11x
-    onnxruntime; ResNet-18's 7 columns as 2 x 4 rather than 1 x 7), then a dividing tile. A
-    depthwise conv (`tails` off) is bound by its loads, not
-    its multiply-adds: more columns in a tail tile only add guards (MobileNet's 7x7: 1.04 ->
-    1.40x onnxruntime), so it keeps to dividing tiles where the row has any."""
+    ow: int,
+    oh: int,
+    ncb: int,
+    budget: int,
+    max_cols: int,
+    max_blocks: int,
+    max_rows: int = 1,
+    tails: bool = True,
+) -> tuple[int, int, int]:
+    """(channel blocks, output rows, output columns) of a conv register tile: the most useful
+    accumulators within the budget, at most `max_cols` pixels (each broadcast once per input
+    channel, used by every block). Columns and rows need not
+    divide the image: the last tile of a row (or of the rows) is a guarded tail (still a
+    register tile), so a tile is scored by the accumulators it keeps busy over the image (17
+    columns: 2 blocks x 6 columns, 6% of them idle in the tail, instead of 1 x 4); on a tie,
+    more channel blocks (half the broadcasts per multiply-add: 33 columns as 2 x 6 rather than
+    1 x 11, a dilated conv 1.70 -> 1.11x onnxruntime), then fewer rows, then a dividing tile.
+    Rows stack where one row cannot fill the tile: a 7x7 map takes 2 blocks x 2 rows x 7
+    columns (28 accumulators busy where 2 x 7 kept 14), a 20x20 one 2 x 2 x 7 (95% busy, not
+    2 x 1 x 10 at 71%), when that gains enough (STACKED_ROWS_GAIN). A depthwise conv (`tails` off, one row) is
+    bound by its loads, not its multiply-adds: more columns in a tail tile only add guards
+    (MobileNet's 7x7: 1.04 -> 1.40x onnxruntime), so it keeps to dividing tiles where the row
+    has any."""
 
-    def score(blocks: int, cols: int) -> tuple[float, int, bool]:
-        tiles = -(-ow // cols)
-        return blocks * cols * ow / (tiles * cols), blocks, ow % cols == 0
+    def busy(extent: int, tile: int) -> float:
+        return extent / (-(-extent // tile) * tile)
+
+    def score(blocks: int, rows: int, cols: int) -> tuple[float, int, int, bool]:
+        useful = blocks * rows * cols * busy(ow, cols) * busy(oh, rows)
+        return round(useful, 9), blocks, -rows, ow % cols == 0
 
     tails = tails or not any(ow % c == 0 for c in range(2, min(max_cols, ow) + 1))
     options = [
-        (blocks, cols)
+        (blocks, rows, cols)
         for blocks in range(1, max_blocks + 1)
         if ncb % blocks == 0
         for cols in range(1, min(budget // blocks, max_cols, ow) + 1)
         if tails or ow % cols == 0
+        for rows in range(1, min(max_rows, budget // (blocks * cols), max_cols // cols) + 1)
     ]
-    return max(options, key=lambda o: score(*o))
+    best = max(options, key=lambda o: score(*o))
+    one_row = max((o for o in options if o[1] == 1), key=lambda o: score(*o))
+    if score(*best)[0] < STACKED_ROWS_GAIN * score(*one_row)[0]:
+        return one_row
+    return best
 
 
 def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
