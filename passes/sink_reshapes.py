@@ -56,6 +56,14 @@ def _prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return k
 
 
+def _suffix(a: tuple[int, ...], b: tuple[int, ...], prefix: int) -> int:
+    """How many trailing dimensions two shapes share, after their first `prefix`."""
+    k = 0
+    while k < min(len(a), len(b)) - prefix and a[-1 - k] == b[-1 - k]:
+        k += 1
+    return k
+
+
 @dataclass
 class SinkReshape(RewritePattern):
     """ew(.., reshape(a), ..) -> reshape(ew(.., a, ..)) for an elementwise or broadcast op,
@@ -63,10 +71,11 @@ class SinkReshape(RewritePattern):
 
     * the reshape only adds or drops leading 1s, and every other operand aligns with the same
       trailing dimensions in a (rank at most a's without its unit dimensions);
-    * the reshape keeps a prefix of dimensions and splits or merges the rest ([N, C, H*W] ->
-      [N, C, H, W] after a pointwise conv run as a matmul), and every other operand is constant
-      beyond the prefix (a per-channel bias): it is reshaped to a's rank. bias_add along an
-      axis of the prefix moves as it is."""
+    * the reshape keeps a prefix and a suffix of dimensions and splits or merges the middle
+      ([N, C, H*W] -> [N, C, H, W] after a pointwise conv run as a matmul; [H*W, C] ->
+      [1, H, W, C] around a channels-last MLP's matmuls, as ConvNeXt's), and every other
+      operand is constant along the middle (a per-channel bias): it is reshaped to a's rank.
+      bias_add along an axis of the prefix moves as it is."""
 
     stats: dict[str, int]
 
@@ -118,6 +127,7 @@ class SinkReshape(RewritePattern):
         """op's operands over a's shape, or None when the reshape cannot move."""
         unit = _core(a_shape) == _core(b_shape)
         prefix = _prefix(a_shape, b_shape)
+        suffix = _suffix(a_shape, b_shape, prefix)
         if axis is not None:  # bias_add: its axis must index the same dimension in a
             axis = axis % len(b_shape)
             if unit or axis >= prefix:
@@ -138,15 +148,17 @@ class SinkReshape(RewritePattern):
                 operands.append(v)
             else:
                 aligned = (1,) * (len(b_shape) - len(c)) + c
-                if len(c) > len(b_shape) or any(d != 1 for d in aligned[prefix:]):
+                middle = aligned[prefix : len(b_shape) - suffix]
+                if len(c) > len(b_shape) or any(d != 1 for d in middle):
                     return None
                 if math.prod(c) >= math.prod(b_shape):
                     return None  # a full-size operand would be reshaped up: no gain, and the
                     # next match would move that reshape back down
-                if not c:
-                    operands.append(v)  # a scalar broadcasts anywhere
-                    continue
-                target = [*aligned[:prefix], *([1] * (len(a_shape) - prefix))]
+                if len(c) <= suffix:
+                    operands.append(v)  # a scalar, or one along the kept trailing dims: it
+                    continue  # broadcasts into a as it did into the reshape
+                kept = list(aligned[len(b_shape) - suffix :])
+                target = [*aligned[:prefix], *([1] * (len(a_shape) - prefix - suffix)), *kept]
                 r = ReshapeOp.make(v, shape=target)
                 if v.name_hint:
                     r.results[0].name_hint = f"{v.name_hint}_{len(target)}d"

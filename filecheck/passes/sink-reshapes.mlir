@@ -36,6 +36,25 @@ func.func @kept(%d: tensor<8x32xf32>, %b3: tensor<1x1x32xf32>, %b16: tensor<16xf
   func.return %x, %u : tensor<1x8x32xf32>, tensor<16x16xf32>
 }
 
+// A channels-last MLP (ConvNeXt's [H*W, C] matmul viewed as [1, H, W, C] for its bias and
+// GELU): the reshape keeps the trailing C, so the bias [C] moves up with the ops and the two
+// reshapes cancel. A bias varying along W ([W, C]) would change meaning: that reshape stays.
+// CHECK-LABEL: func.func @channels_last_mlp
+// CHECK-NOT:     nnvm.reshape
+// CHECK:         %{{.*}} = nnvm.add %d, %b : (tensor<12x8xf32>, tensor<8xf32>) -> tensor<12x8xf32>
+// CHECK-NEXT:    nnvm.erf %{{.*}} : (tensor<12x8xf32>) -> tensor<12x8xf32>
+// CHECK-NEXT:    %r2 = nnvm.reshape %d {shape = [1, 3, 4, 8]}
+// CHECK-NEXT:    %x2 = nnvm.add %r2, %bw
+func.func @channels_last_mlp(%d: tensor<12x8xf32>, %b: tensor<8xf32>, %bw: tensor<4x8xf32>) -> (tensor<12x8xf32>, tensor<1x3x4x8xf32>) {
+  %r = nnvm.reshape %d {shape = [1, 3, 4, 8]} : (tensor<12x8xf32>) -> tensor<1x3x4x8xf32>
+  %x = nnvm.add %r, %b : (tensor<1x3x4x8xf32>, tensor<8xf32>) -> tensor<1x3x4x8xf32>
+  %e = nnvm.erf %x : (tensor<1x3x4x8xf32>) -> tensor<1x3x4x8xf32>
+  %o = nnvm.reshape %e {shape = [12, 8]} : (tensor<1x3x4x8xf32>) -> tensor<12x8xf32>
+  %r2 = nnvm.reshape %d {shape = [1, 3, 4, 8]} : (tensor<12x8xf32>) -> tensor<1x3x4x8xf32>
+  %x2 = nnvm.add %r2, %bw : (tensor<1x3x4x8xf32>, tensor<4x8xf32>) -> tensor<1x3x4x8xf32>
+  func.return %o, %x2 : tensor<12x8xf32>, tensor<1x3x4x8xf32>
+}
+
 // A pointwise conv run as a matmul ([N, C, H*W] -> [N, C, H, W]): the per-channel bias_add
 // and the relu move above the reshape, onto the matmul's result.
 // CHECK-LABEL: func.func @pointwise_epilogue
@@ -52,5 +71,5 @@ func.func @pointwise_epilogue(%w: tensor<58x58xf32>, %rows: tensor<1x58x36xf32>,
 }
 
 // STATS: 'sink-reshapes'
-// STATS:   (S) 6 sunk - elementwise ops moved above a reshape
-// STATS:   (S) 2 composed - reshapes composed or removed
+// STATS:   (S) 8 sunk - elementwise ops moved above a reshape
+// STATS:   (S) 4 composed - reshapes composed or removed
