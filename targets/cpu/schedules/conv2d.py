@@ -32,6 +32,11 @@ SMALL_IMAGE_BYTES = 128 * 1024
 """The short-row schedule keeps a tile's output for the whole image in one buffer: only when
 that fits in L2 (ResNet's 7x7: 6 KiB); a tall image (16384 rows) takes the row-tiled one."""
 
+SMALL_IMAGE_TILES = 16
+"""... and only when its tiles (batch x channel-block groups, its parallel items) are enough
+to share among threads: MnasNet's 480 -> 80 1x1 conv at 14x14 had 5 (1 block each), 3 and 2
+on two threads, 0.066 ms against 0.057 row-tiled (one thread: 0.110 against 0.116)."""
+
 
 def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     """out[n, ocb, oh, ow, oc]: register tiles of ow x (one or two channel blocks), the
@@ -69,7 +74,8 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         rows = 1
     whole_image = ocf * math.prod(anchor.shape[2:]) * element_bits(anchor.element_type) // 8
     if not depthwise and owf == ow and ocf * owf <= s.max_row_tile:
-        small = whole_image <= SMALL_IMAGE_BYTES and rows == 1
+        tiles = anchor.shape[0] * (ncb // ocf)  # the whole-image schedule's parallel items
+        small = whole_image <= SMALL_IMAGE_BYTES and rows == 1 and tiles >= SMALL_IMAGE_TILES
         if s.knob("conv.whole_image", [False, True], small):
             _conv2d_nchwc_small(s, anchor, a, e, ocf)
             return
