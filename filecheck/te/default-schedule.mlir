@@ -111,8 +111,9 @@ func.func private @fused_conv2d_add_relu(%x: tensor<1x2x12x12x8xf32>, %w: tensor
 // -----
 
 // A conv with short rows (a whole row of 6 columns x two channel blocks is 12 accumulators,
-// all AVX2 affords): the two blocks are computed for the whole image at once, input-channel
-// blocks outermost, so each block's weights stay in L1 for every row.
+// all AVX2 affords) and 16 such pairs of blocks to share among threads: each pair is computed
+// for the whole image at once, input-channel blocks outermost, so each block's weights stay in
+// L1 for every row.
 // CHECK-LABEL: func.func private @fused_conv2d_short_rows
 // CHECK:      te.compute_inline "add"
 // CHECK-NEXT: te.split "relu" j by 2 -> (j.o, j.i)
@@ -127,7 +128,23 @@ func.func private @fused_conv2d_add_relu(%x: tensor<1x2x12x12x8xf32>, %w: tensor
 // CHECK-NEXT: te.vectorize "conv2d" oc
 // LOOPS-LABEL: func.func private @fused_conv2d_short_rows
 // LOOPS:       memref.alloca() {alignment = 64 : i64} : memref<1x2x6x6x8xf32>
-func.func private @fused_conv2d_short_rows(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
+func.func private @fused_conv2d_short_rows(%x: tensor<1x2x6x6x8xf32>, %w: tensor<32x2x3x3x8x8xf32>, %b: tensor<32x1x1x8xf32>) -> tensor<1x32x6x6x8xf32> {
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x6x6x8xf32>, tensor<32x2x3x3x8x8xf32>) -> tensor<1x32x6x6x8xf32>
+  %a = nnvm.add %c, %b : (tensor<1x32x6x6x8xf32>, tensor<32x1x1x8xf32>) -> tensor<1x32x6x6x8xf32>
+  %r = nnvm.relu %a : (tensor<1x32x6x6x8xf32>) -> tensor<1x32x6x6x8xf32>
+  func.return %r : tensor<1x32x6x6x8xf32>
+}
+
+// -----
+
+// The same conv with one pair of blocks (2 tiles of the whole image would leave threads
+// idle): one output row a tile, as any conv.
+// CHECK-LABEL: func.func private @fused_conv2d_short_rows_few_blocks
+// CHECK:      te.split "relu" l by 6 -> (l.o, l.i)
+// CHECK-NEXT: te.split "relu" j by 2 -> (j.o, j.i)
+// CHECK-NEXT: te.reorder "relu" (i, j.o, k, l.o, j.i, l.i, m)
+// CHECK-NEXT: te.fuse "relu" (i, j.o, k) -> relu.tile
+func.func private @fused_conv2d_short_rows_few_blocks(%x: tensor<1x2x6x6x8xf32>, %w: tensor<2x2x3x3x8x8xf32>, %b: tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32> {
   %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"} : (tensor<1x2x6x6x8xf32>, tensor<2x2x3x3x8x8xf32>) -> tensor<1x2x6x6x8xf32>
   %a = nnvm.add %c, %b : (tensor<1x2x6x6x8xf32>, tensor<2x1x1x8xf32>) -> tensor<1x2x6x6x8xf32>
   %r = nnvm.relu %a : (tensor<1x2x6x6x8xf32>) -> tensor<1x2x6x6x8xf32>
