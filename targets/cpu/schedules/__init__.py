@@ -12,6 +12,7 @@ from nnvm.targets.cpu.schedules.conv2d import conv2d_nchw, conv2d_nchwc
 from nnvm.targets.cpu.schedules.dense import dense
 from nnvm.targets.cpu.schedules.dense_dot_bytes import dense_dot_bytes
 from nnvm.targets.cpu.schedules.matmul import matmul
+from nnvm.targets.cpu.schedules.pool import pool
 from nnvm.targets.cpu.schedules.scheduler import (
     MIN_PARALLEL_WORK,
     NATIVE_BITS,
@@ -26,6 +27,7 @@ TEMPLATES: dict[str, Template] = {
     "dense": Template(dense, cache_write=False, min_rank=1),
     "dense_dot_bytes": Template(dense_dot_bytes, min_rank=2, intermediate=True),
     "matmul": Template(matmul, min_rank=2, intermediate=True),
+    "pool": Template(pool, cache_write=False, min_rank=3),
 }
 
 

@@ -1,0 +1,104 @@
+"""A blocked average pool runs in one pass (targets/cpu/schedules/pool.py): the window sum of
+one position's channel block is computed in a register at the output's column loop and divided
+there, instead of a whole sum tensor the division reads back. Each kernel is compiled, run and
+compared with the reference executor through the tuner's runner; pools in plain NCHW keep the
+generic two-stage schedule."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
+from nnvm.dialects.te.workload import workload_key, workload_shapes
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
+from nnvm.registry import make_context
+from nnvm.support.diagnostics import parse_module
+from nnvm.support.ir_text import ir_text
+from nnvm.support.target import parse_target
+from nnvm.targets.cpu.schedules import default_schedule
+from nnvm.tune.runner import LocalRunner, MeasureOptions
+from nnvm.tune.space import Candidate, TaskSpace
+from nnvm.tune.task import Task, te_function
+
+
+def _pool(shape: list[int], attrs: str, out: list[int], layout: str) -> str:
+    x = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    y = f"tensor<{'x'.join(map(str, out))}xf32>"
+    return f"""builtin.module {{
+  func.func @pool(%0: {x}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
+    %1 = nnvm.avg_pool2d %0 {{{attrs}, layout = "{layout}"}} : ({x}) -> {y}
+    %2 = nnvm.relu %1 : ({y}) -> {y}
+    func.return %2 : {y}
+  }}
+}}"""
+
+
+CASES = [
+    # Inception's 3x3 / stride 1 / pad 1 average pool, counting the padding
+    pytest.param(
+        [1, 3, 9, 9, 16],
+        "pool_size = [3, 3], padding = [1, 1, 1, 1], count_include_pad = true",
+        [1, 3, 9, 9, 16],
+        "NCHW16c",
+        True,
+        id="3x3-pad-include",
+    ),
+    pytest.param(
+        [1, 2, 7, 7, 16],
+        "pool_size = [3, 3], strides = [2, 2], padding = [1, 1, 1, 1]",
+        [1, 2, 4, 4, 16],
+        "NCHW16c",
+        True,
+        id="3x3-s2-pad-exclude",
+    ),
+    # DenseNet's transition: 2x2, stride 2
+    pytest.param(
+        [2, 2, 8, 8, 16],
+        "pool_size = [2, 2], strides = [2, 2]",
+        [2, 2, 4, 4, 16],
+        "NCHW16c",
+        True,
+        id="2x2-s2-batch2",
+    ),
+    pytest.param(
+        [1, 4, 9, 9],
+        "pool_size = [3, 3], padding = [1, 1, 1, 1]",
+        [1, 4, 9, 9],
+        "NCHW",
+        False,
+        id="nchw-generic",
+    ),
+]
+
+
+@pytest.mark.parametrize(("shape", "attrs", "out", "layout", "one_pass"), CASES)
+def test_average_pool_schedule_and_result(shape, attrs, out, layout, one_pass) -> None:
+    text = _pool(shape, attrs, out, layout)
+    target = parse_target("llvm")
+    ctx = make_context()
+    module = parse_module(ctx, text, "pool")
+    LowerToTE(target=target).apply(ctx, module)
+    fn = te_function(module)
+    schedule = ir_text(default_schedule(fn.clone(), target.vector_bits))
+    computed_at = 'te.compute_at "avg_pool2d.sum" at' in schedule
+    assert computed_at == one_pass, schedule
+    types = [*fn.function_type.inputs.data, *fn.function_type.outputs.data]
+    task = Task(
+        name="pool",
+        workload=workload_key(fn),
+        target=target,
+        te_text=ir_text(module),
+        graph_text=text,
+        shapes=workload_shapes(fn),
+        dtypes=[numpy_dtype_of(t.element_type).name for t in types],
+        n_inputs=1,
+        weight=1,
+        flops=1,
+        template="pool",
+    )
+    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
+    try:
+        (record,) = runner.measure(task, TaskSpace(task), [Candidate({}, schedule)])
+    finally:
+        runner.close()
+    assert record.error == "ok", record.detail
