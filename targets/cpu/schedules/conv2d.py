@@ -82,22 +82,18 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
     p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
-    fused = f"{e}.tile"
-    if rows > 1:
+    h_tiles, h_tile, tile_rows = h, [], []  # one row a tile
+    if rows > 1:  # several: the tile's rows are unrolled beside its columns
         p.append(SplitOp.make(e, h, rows, None, f"{h}.o", f"{h}.i"))
-        order = [n, f"{cb}.o", f"{h}.o", f"{w}.o", f"{cb}.i", f"{h}.i", f"{w}.i", c]
-        p.append(ReorderOp.make(e, order))
-        p.append(FuseOp.make(e, [n, f"{cb}.o", f"{h}.o"], fused))
-    else:
-        p.append(ReorderOp.make(e, [n, f"{cb}.o", h, f"{w}.o", f"{cb}.i", f"{w}.i", c]))
-        p.append(FuseOp.make(e, [n, f"{cb}.o", h], fused))
+        h_tiles, h_tile, tile_rows = f"{h}.o", [f"{h}.i"], [ah]
+    p.append(ReorderOp.make(e, [n, f"{cb}.o", h_tiles, f"{w}.o", f"{cb}.i", *h_tile, f"{w}.i", c]))
+    fused = f"{e}.tile"
+    p.append(FuseOp.make(e, [n, f"{cb}.o", h_tiles], fused))
     s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
-    if rows > 1:  # the tile's rows unrolled beside its columns
-        _conv_register_tile(s, anchor, a, [an, *anchor.reduce_names], [ah])
-    else:
-        _conv_register_tile(s, anchor, a, [an, ah, *anchor.reduce_names])
+    outer = [an, *([] if tile_rows else [ah]), *anchor.reduce_names]
+    _conv_register_tile(s, anchor, a, outer, tile_rows)
     if depthwise and s.knob("conv.pad_in_tile", [False, True], True):  # the copy costs as much
         s.pad_at(anchor, a, ah)  # as the conv
 
@@ -139,10 +135,7 @@ def _conv_register_tile(
         p.append(SplitOp.make(a, ic, 4, None, f"{ic}.o", f"{ic}.i"))
         outer = [f"{ic}.o" if x == ic else x for x in outer]
         p.append(ReorderOp.make(a, [*outer, *rows, aw, acb, ac, f"{ic}.i"]))
-        for row in rows:
-            p.append(UnrollOp.make(a, row))
-        p.append(UnrollOp.make(a, aw))
-        p.append(UnrollOp.make(a, acb))
+        p.extend(UnrollOp.make(a, axis) for axis in (*rows, aw, acb))
         p.append(dot_or_vectorize(s, a, ac, anchor.shape[-1]))
         return
     if len(reduce) == 4:  # (icb, kh, kw, ic): a dense NCHWc conv
@@ -155,10 +148,7 @@ def _conv_register_tile(
             if anchor.reduce_shape[reduce.index(axis)] > 1 and s.knob(name, [False, True], False):
                 s.prims.append(UnrollOp.make(a, axis))
     s.prims.append(ReorderOp.make(a, [*outer, *rows, aw, acb, ac]))
-    for row in rows:
-        s.prims.append(UnrollOp.make(a, row))
-    s.prims.append(UnrollOp.make(a, aw))
-    s.prims.append(UnrollOp.make(a, acb))
+    s.prims.extend(UnrollOp.make(a, axis) for axis in (*rows, aw, acb))
     s.prims.append(VectorizeOp.make(a, ac))
 
 

@@ -35,7 +35,7 @@ def dense(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         *erows, ecol = axes
         p.append(SplitOp.make(e, ecol, group, None, f"{ecol}.o", f"{ecol}.i"))
         axes = [*erows, f"{ecol}.o", f"{ecol}.i"]
-    outer = s._fuse(e, axes[:-1] if group > 1 else axes)
+    outer = s.fuse(e, axes[:-1] if group > 1 else axes)
     assert outer is not None
     s.parallel(e, outer, anchor)
     inner = outer

@@ -98,7 +98,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     p.append(SplitOp.make(e, f"{i}.o", per_block, None, f"{i}.b", f"{i}.t"))
     p.append(ReorderOp.make(e, [*batch, f"{i}.b", f"{j}.o", f"{i}.t", f"{i}.i", f"{j}.i"]))
-    par = s._fuse(e, [*batch, f"{i}.b", f"{j}.o", f"{i}.t"])
+    par = s.fuse(e, [*batch, f"{i}.b", f"{j}.o", f"{i}.t"])
     assert par is not None
     s.parallel(e, par, anchor)
     p.append(VectorizeOp.make(e, f"{j}.i"))
@@ -161,7 +161,7 @@ def tile_at_accumulators(
     p = s.prims
     p.append(TileOp.make(e, [i, j], [rows, cols], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
     p.append(ReorderOp.make(e, [*batch, *tiles, f"{i}.i", f"{j}.i"]))
-    par = s._fuse(e, [*batch, *tiles])
+    par = s.fuse(e, [*batch, *tiles])
     assert par is not None
     s.parallel(e, par, anchor)
     p.append(VectorizeOp.make(e, f"{j}.i"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nnvm.dialects.te.analysis import innermost_is_spatial
 from nnvm.dialects.te.ops import ComputeOp
-from nnvm.dialects.te.schedule import ComputeAtOp, FuseOp, ReorderOp, VectorizeOp
+from nnvm.dialects.te.schedule import ComputeAtOp, ReorderOp, VectorizeOp
 from nnvm.lowering.te_to_loops.vectorize import MAX_LANES
 from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
@@ -16,29 +16,26 @@ def pool(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     div/mod per vector of its fused loop (Inception's 3x3 average pool over 35x35x192:
     0.241 -> 0.049 ms). Pools in other layouts (or with no epilogue) take the generic
     schedules."""
-    epilogue = next(info.op for info in s.order if info.name == e)
     shape = anchor.shape
     lanes = s.lanes(anchor.element_type)
+    # (the template runs on rank >= 3, and `e` is the same-shape epilogue when it is not `a`)
     blocked = (
         a != e
-        and len(shape) >= 3
         and innermost_is_spatial(anchor)
         and shape[-1] % lanes == 0
         and shape[-1] <= MAX_LANES
-        and epilogue.shape == shape
     )
     if not blocked:
         s.reduction(a, anchor)
         if a != e:
-            s.injective(e, epilogue)
+            s.injective(e, s.stage(e))
         return
-    axes = s.axes(e)
-    p = s.prims
     *positions, lane = anchor.spatial_names
-    p.append(ReorderOp.make(a, [*positions, *anchor.reduce_names, lane]))
-    p.append(VectorizeOp.make(a, lane))
-    outer = f"{e}.outer"
-    p.append(FuseOp.make(e, axes[:-2], outer))
-    s.parallel(e, outer, anchor)
-    p.append(VectorizeOp.make(e, axes[-1]))
-    p.append(ComputeAtOp.make(a, e, axes[-2]))
+    s.prims.append(ReorderOp.make(a, [*positions, *anchor.reduce_names, lane]))
+    s.prims.append(VectorizeOp.make(a, lane))
+    *outer, column, block = s.axes(e)
+    fused = s.fuse(e, outer)
+    if fused is not None:
+        s.parallel(e, fused, anchor)
+    s.prims.append(VectorizeOp.make(e, block))
+    s.prims.append(ComputeAtOp.make(a, e, column))

@@ -235,13 +235,17 @@ class KernelScheduler:
         registers, 12 of AVX2's 16."""
         return 2 * self.max_row_tile if self.vector_bits >= 512 else self.max_row_tile
 
-    def axes(self, name: str) -> list[str]:
-        """The spatial axes of a stage (a cache_write copy has those of its compute)."""
+    def stage(self, name: str) -> ComputeOp:
+        """The compute of a stage, by name (a cache_write copy: its compute's)."""
         base = name.removesuffix(".local")
         for info in self.order:
             if info.name == base:
-                return list(info.op.spatial_names)
+                return info.op
         raise KeyError(name)
+
+    def axes(self, name: str) -> list[str]:
+        """The spatial axes of a stage (a cache_write copy has those of its compute)."""
+        return list(self.stage(name).spatial_names)
 
     # -- generic schedules ------------------------------------------------------------------
 
@@ -265,7 +269,7 @@ class KernelScheduler:
             # recomputes with div/mod for every vector; here the outer axes are fused, the
             # columns stay a loop, the channel block is one vector (ResNet's 58x58x64 pad:
             # 0.1 -> 0.05 ms)
-            outer = self._fuse(name, axes[:-2])
+            outer = self.fuse(name, axes[:-2])
             p.append(VectorizeOp.make(name, axes[-1]))
             if outer is not None:
                 self.parallel(name, outer, op)
@@ -274,7 +278,7 @@ class KernelScheduler:
             # vectors along the last axis would need gathers (NCHW16c -> NCHW reads with a
             # stride of 16): a plain inner loop under the fused outer axes, so each element
             # costs a load and a store instead of the div/mod chain of a fused index
-            outer = self._fuse(name, axes[:-1])
+            outer = self.fuse(name, axes[:-1])
             if outer is not None:
                 self.parallel(name, outer, op)
             return
@@ -285,7 +289,7 @@ class KernelScheduler:
             p.append(VectorizeOp.make(name, f"{fused}.i"))
             self.parallel(name, f"{fused}.o", op)
             return
-        outer = self._fuse(name, axes[:-1])
+        outer = self.fuse(name, axes[:-1])
         last = axes[-1]
         if shape[-1] <= MAX_LANES:
             p.append(VectorizeOp.make(name, last))
@@ -318,13 +322,13 @@ class KernelScheduler:
         """A blocked-to-blocked transform: the block axis split into source-block vectors, the
         axes above the innermost two fused and parallel (no div/mod per vector)."""
         axes, last = op.spatial_names, op.spatial_names[-1]
-        outer = self._fuse(name, axes[:-2])
+        outer = self.fuse(name, axes[:-2])
         self.prims.append(SplitOp.make(name, last, lanes, None, f"{last}.o", f"{last}.i"))
         self.prims.append(VectorizeOp.make(name, f"{last}.i"))
         if outer is not None:
             self.parallel(name, outer, op)
 
-    def _fuse(self, name: str, axes: list[str]) -> str | None:
+    def fuse(self, name: str, axes: list[str]) -> str | None:
         """Fuse adjacent axes into one loop (named after the stage); None when there are none."""
         if not axes:
             return None
@@ -354,11 +358,11 @@ class KernelScheduler:
             # parallel loop it would cost a div/mod per vector (ResNet's max pool: 0.26 ->
             # 0.20 ms)
             column = len(spatial) >= 3 and not outer_last and math.prod(shape[:-2]) >= 8
-            par = self._fuse(name, spatial[:-2] if column else spatial[:-1])
+            par = self.fuse(name, spatial[:-2] if column else spatial[:-1])
             if par is not None:
                 self.parallel(name, par, op)
             return
-        par = self._fuse(name, spatial)
+        par = self.fuse(name, spatial)
         if _rfactor_splits(rshape, lanes):
             k = reduce[-1]
             rf = f"{name}.rf"
