@@ -48,9 +48,31 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from nnvm.dialects.nnvm.base import NNVMOp, is_static, normalize_axis, shape_of
-from nnvm.dialects.nnvm.binary import AddOp, BinaryBroadcastOp
+from nnvm.dialects.nnvm.binary import (
+    AddOp,
+    BinaryBroadcastOp,
+    DivOp,
+    MaximumOp,
+    MinimumOp,
+    MulOp,
+    SubOp,
+)
 from nnvm.dialects.nnvm.conv import Conv2DOp
 from nnvm.dialects.nnvm.dtypes import is_float
+from nnvm.dialects.nnvm.elementwise import (
+    AbsOp,
+    ClipOp,
+    ErfOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    LeakyReluOp,
+    NegOp,
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+)
+from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.nn import DOT_BYTES, BiasAddOp, DenseOp, MatmulOp, should_pack
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import ReduceOp
@@ -79,6 +101,7 @@ class _Stats:
     composed: int = 0
     dense_to_matmul: int = 0
     pointwise_matmuls: int = 0
+    padded: int = 0
     dot_weights: int = 0
 
 
@@ -98,8 +121,48 @@ def blocked_source(value: SSAValue) -> tuple[SSAValue, str] | None:
     return op.input, src
 
 
-def _to_layout(value: SSAValue, src: str, dst: str) -> LayoutTransformOp:
-    return LayoutTransformOp.make(value, src_layout=src, dst_layout=dst)  # type: ignore[return-value]
+def is_padded(blocked: SSAValue, logical: SSAValue) -> bool:
+    """Does the blocked tensor hold more channels than the NCHW value it stands for (a last,
+    partial block, padded)?"""
+    shape = shape_of(blocked)
+    return shape[1] * shape[-1] != shape_of(logical)[1]
+
+
+PAD_SAFE = (
+    ReluOp,
+    LeakyReluOp,
+    ClipOp,
+    SigmoidOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    TanhOp,
+    ErfOp,
+    GeluOp,
+    NegOp,
+    AbsOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    MaximumOp,
+    MinimumOp,
+)
+"""Ops that keep the padding of a padded blocked tensor finite (its values have no meaning,
+but a conv multiplies them by its zero weights, and 0 x inf is NaN): a padded tensor follows
+no other elementwise op (log, sqrt, reciprocal, pow, div by another tensor stay in NCHW)."""
+
+
+def _to_layout(
+    value: SSAValue, src: str, dst: str, logical: tuple[int, ...] | None = None
+) -> LayoutTransformOp:
+    """value from layout src to dst; `logical`: the canonical shape it holds, when a blocked
+    side of the transform is padded (given only then, so exact transforms print as before)."""
+    props: dict[str, object] = {"src_layout": src, "dst_layout": dst}
+    if logical is not None:
+        canonical = "".join(c for c in src if c.isupper())
+        both = (Layout.parse(src, canonical), Layout.parse(dst, canonical))
+        if any(layout.padded(logical) != tuple(logical) for layout in both):
+            props["logical"] = list(logical)
+    return LayoutTransformOp.make(value, **props)  # type: ignore[return-value]
 
 
 def _replace_with_blocked(
@@ -112,7 +175,10 @@ def _replace_with_blocked(
 ) -> None:
     """Replace `op` by `blocked` (computing in `layout`) and a transform of each of its results
     back to NCHW, then drop the transforms it read from if nothing else reads them."""
-    backs = [_to_layout(r, layout, "NCHW") for r in blocked.results]
+    backs = [
+        _to_layout(r, layout, "NCHW", shape_of(old))
+        for r, old in zip(blocked.results, op.results, strict=True)
+    ]
     rewriter.replace(op, [*prefix, blocked, *backs], [b.results[0] for b in backs])
     for value in old_inputs:
         if isinstance(value, OpResult) and isinstance(value.op, LayoutTransformOp):
@@ -152,11 +218,6 @@ def _plain_float_conv(op: Conv2DOp) -> bool:
     return is_static(x.type) and is_static(w.type) and is_float(x.type.element_type)  # type: ignore[attr-defined]
 
 
-MATMUL_PAYS_MACS_PER_BYTE = 64
-"""A narrow-blocked 1x1 conv becomes a matmul from this many multiply-adds per byte of its
-input and output (BlockConv2D._matmul_pays)."""
-
-
 @dataclass
 class BlockConv2D(RewritePattern):
     """conv2d NCHW/OIHW -> layout_transform + conv2d NCHW<b>c/OIHW<i>i<b>o + layout_transform."""
@@ -180,14 +241,14 @@ class BlockConv2D(RewritePattern):
             return None
         c, (o, i) = shape_of(x)[1], shape_of(w)[:2]
         if op.attr("groups") == 1:
-            ib, ob = conv_block(c, c, self.block), conv_block(o, o, self.block)
-            if c % ib or o % ob:
+            ib, ob = self.channel_block(c), self.channel_block(o)
+            if ib is None or ob is None:
                 return None
             return ib, ib, ob
         groups = op.attr("groups")
         if i == 1 and groups == c == o:  # depthwise: OIHW1i<b>o
-            b = conv_block(c, o, self.block)
-            return None if c % b or o % b else (b, 1, b)
+            b = self.channel_block(c)
+            return None if b is None else (b, 1, b)
         # a block inside one group: the largest that divides the channels of a group, on
         # either side (RegNet's 8 per group take 8-wide blocks under AVX-512's 16; in NCHW
         # they ran at 4-10% of peak)
@@ -200,17 +261,29 @@ class BlockConv2D(RewritePattern):
             return None
         return b, b, b  # each block inside one group: the blocked conv over the group's blocks
 
+    def channel_block(self, channels: int) -> int | None:
+        """The block of a dense or depthwise conv's channel axis: `block` when it divides
+        them, or when there are at least `block` channels, padded to whole blocks (as
+        onnxruntime's NCHWc convs: MnasNet's 24, 40, 72, 120 channels take 32, 48, 80, 128
+        instead of half-width 8-blocks, 1.3-1.5x slower than its padded ones; ShuffleNet's 58
+        and SqueezeNet's 1000 classes would otherwise run as matmuls). Fewer channels take
+        the largest block (down to 8) dividing them, or none."""
+        if channels >= self.block:
+            return self.block
+        b = conv_block(channels, channels, self.block)
+        return None if channels % b else b
+
     def stem_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A conv over fewer input channels than a block (an image stem) that cannot block its
         input: it reads NCHW and writes NCHW<b>c with an OIHW<c>i<b>o kernel, the output
-        block the largest that divides its channels (ShuffleNet's 24-channel stem takes 8;
-        left in NCHW it ran at 2% of the machine's peak, 41% of the model's time)."""
+        block as channel_block says (ShuffleNet's 24-channel stem: 16, padded; left in NCHW
+        it ran at 2% of the machine's peak, 41% of the model's time)."""
         if not _plain_float_conv(op):
             return False
         x, w = op.operands
         c, o = shape_of(x)[1], shape_of(w)[0]
-        b = conv_block(o, o, self.block)
-        if c >= b or o % b:
+        b = self.channel_block(o)
+        if b is None or c >= b:
             return False
         layout, kernel_layout = f"NCHW{b}c", f"OIHW{c}i{b}o"
         w_b = _to_layout(w, "OIHW", kernel_layout)
@@ -220,16 +293,6 @@ class BlockConv2D(RewritePattern):
         _replace_with_blocked(rewriter, op, [w_b], conv, layout, [])
         self.stats.convs += 1
         return True
-
-    def _matmul_pays(self, op: Conv2DOp) -> bool:
-        """Should a 1x1 conv whose channels only a narrower block divides (SqueezeNet's 1000
-        classes: blocks of 8 on a 16-lane machine, half-width vectors, 50% of peak at best) run
-        as the matmul instead, with full vectors along H*W? Only when its work per byte of the
-        layout transforms around it, C * O / (2 (C + O)) multiply-adds a byte, is large: the
-        512 -> 1000 classifier 170 (1.24 -> 1.15x onnxruntime), a MobileNet 40 -> 120
-        projection 15 (1.20 -> 1.76x with the transforms)."""
-        c, o = shape_of(op.operands[0])[1], shape_of(op.operands[1])[0]
-        return c * o >= MATMUL_PAYS_MACS_PER_BYTE * 2 * (c + o)
 
     def pointwise_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> bool:
         """A 1x1, stride-1, unpadded, ungrouped conv whose channels no block divides
@@ -306,12 +369,6 @@ class BlockConv2D(RewritePattern):
             if not self.stem_rewrite(op, rewriter):
                 self.pointwise_rewrite(op, rewriter)
             return
-        if (
-            blocks[2] < self.block
-            and self._matmul_pays(op)
-            and self.pointwise_rewrite(op, rewriter)
-        ):
-            return
         db, ib, ob = blocks
         data_layout, kernel_layout = f"NCHW{db}c", f"OIHW{ib}i{ob}o"
         out_layout = f"NCHW{ob}c"
@@ -322,12 +379,17 @@ class BlockConv2D(RewritePattern):
         w_b = _to_layout(w, "OIHW", kernel_layout)
         if w.name_hint:
             w_b.results[0].name_hint = f"{w.name_hint}_{kernel_layout}"
-        layouts = {"data_layout": data_layout, "kernel_layout": kernel_layout}
+        layouts: dict[str, object] = {"data_layout": data_layout, "kernel_layout": kernel_layout}
         if out_layout != data_layout:
             layouts["out_layout"] = out_layout
+        groups = op.attr("groups")
+        if ib == 1 and groups > 1:  # depthwise: padding channels are groups of their own
+            layouts["groups"] = shape_of(x_b.results[0])[1] * db
         conv = rebuild(op, [x_b.results[0], w_b.results[0]], **layouts)
         _replace_with_blocked(rewriter, op, [x_b, w_b], conv, out_layout, [])
         self.stats.convs += 1
+        if math.prod(shape_of(w_b.results[0])) != math.prod(shape_of(w)):
+            self.stats.padded += 1  # the padded weight is larger
 
 
 @dataclass
@@ -504,6 +566,8 @@ class SinkThroughUnary(RewritePattern):
         if shape_of(op.results[0]) != shape_of(op.operands[0]):
             return
         a, layout = source
+        if is_padded(a, op.operands[0]) and not isinstance(op, PAD_SAFE):
+            return
         _replace_with_blocked(rewriter, op, [], rebuild(op, [a]), layout, list(op.operands))
         self.stats.followers += 1
 
@@ -523,6 +587,11 @@ class SinkThroughBinary(RewritePattern):
         sources = [blocked_source(lhs), blocked_source(rhs)]
         if sources[0] is None and sources[1] is None:
             return
+        padded = any(
+            s is not None and is_padded(s[0], v) for s, v in zip(sources, op.operands, strict=True)
+        )
+        if padded and not self._keeps_padding_finite(op, sources):
+            return
         if sources[0] is not None and sources[1] is not None:
             # both blocked: in the layout of the one as large as the result (the other, if it
             # is blocked otherwise, meets it through one blocked-to-blocked transform: a
@@ -531,7 +600,12 @@ class SinkThroughBinary(RewritePattern):
             layout = sources[k][1]  # type: ignore[index]
             operands, prefix = [sources[0][0], sources[1][0]], []  # type: ignore[index]
             if sources[1 - k][1] != layout:  # type: ignore[index]
-                moved = _to_layout(operands[1 - k], sources[1 - k][1], layout)  # type: ignore[index]
+                moved = _to_layout(
+                    operands[1 - k],
+                    sources[1 - k][1],  # type: ignore[index]
+                    layout,
+                    shape_of(op.operands[1 - k]),
+                )
                 hint = op.operands[1 - k].name_hint
                 moved.results[0].name_hint = f"{hint}_{layout}" if hint else None
                 prefix, operands[1 - k] = [moved], moved.results[0]
@@ -550,6 +624,18 @@ class SinkThroughBinary(RewritePattern):
         blocked = rebuild(op, operands)  # type: ignore[arg-type]
         _replace_with_blocked(rewriter, op, prefix, blocked, layout, list(op.operands))
         self.stats.followers += 1
+
+    @staticmethod
+    def _keeps_padding_finite(op: Operation, sources: list) -> bool:
+        """A padded operand: the op is one that keeps padding finite, or a division by a
+        value the same everywhere (GELU's x / sqrt(2))."""
+        if isinstance(op, PAD_SAFE):
+            return True
+        return (
+            isinstance(op, DivOp)
+            and sources[1] is None
+            and all(d == 1 for d in shape_of(op.operands[1]))
+        )
 
     def _convert_other(
         self, other: SSAValue, logical: tuple[int, ...], layout: str
@@ -655,7 +741,7 @@ class SinkThroughSplit(RewritePattern):
         axis = normalize_axis(op.attr("axis"), 4)
         sizes = list(op.attr("sizes"))
         if axis == 1:
-            if any(n % block for n in sizes):
+            if any(n % block for n in sizes) or is_padded(a, op.operands[0]):
                 return
             sizes = [n // block for n in sizes]
         blocked = rebuild(op, [a], axis=axis, sizes=sizes)
@@ -712,6 +798,11 @@ class SinkThroughConcat(RewritePattern):
             return
         layout = sources[0][1]  # type: ignore[index]
         axis = normalize_axis(op.attr("axis"), 4)  # N, C/b, H, W keep their places
+        if axis == 1 and any(
+            is_padded(s[0], v)  # type: ignore[index]
+            for s, v in zip(sources, op.operands, strict=True)
+        ):
+            return  # padding would land between the pieces' channels
         blocked = rebuild(op, [s[0] for s in sources], axis=axis)  # type: ignore[index]
         _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
         self.stats.followers += 1
@@ -741,9 +832,12 @@ class ComposeLayoutTransforms(RewritePattern):
             return
         first = inner.attr("src_layout")
         if first == dst:
+            if inner.input.type != op.results[0].type:
+                return
             rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace(op, [_to_layout(inner.input, first, dst)])
+            logical = inner.logical_shape(shape_of(inner.input))
+            rewriter.replace(op, [_to_layout(inner.input, first, dst, logical)])
         erase_if_dead(inner, rewriter)
         self.stats.composed += 1
 
@@ -813,6 +907,14 @@ class AlterLayoutPass(ModulePass):
         record_statistic(
             op, self.name, "data-transforms", runtime, "runtime layout transforms (boundaries)"
         )
+        if stats.padded:
+            record_statistic(
+                op,
+                self.name,
+                "padded-convs",
+                stats.padded,
+                "convs whose channels were padded to whole blocks",
+            )
         if stats.pointwise_matmuls:
             record_statistic(
                 op,

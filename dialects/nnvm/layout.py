@@ -1,6 +1,11 @@
 """Tensor layouts as strings, TVM style: upper-case letters are primal axes, a number followed by
 a lower-case letter is a block of that axis. "NCHW8c" is NCHW with C split into C/8 outer and 8
-inner (innermost); "OIHW8i8o" blocks both channel axes of a kernel."""
+inner (innermost); "OIHW8i8o" blocks both channel axes of a kernel.
+
+A blocked axis may hold padding: 24 channels stored NCHW16c take two blocks, the last half
+padding (`physical_shape(..., pad=True)`), as onnxruntime's NCHWc convs pad channels to a whole
+vector rather than run half-width ones. Padding holds finite values of no meaning; only
+layout_transform knows the logical extent (its `logical` property) and drops it."""
 
 from __future__ import annotations
 
@@ -80,8 +85,11 @@ class Layout:
             dims[a] *= d
         return tuple(dims[a] for a in self.canonical)
 
-    def physical_shape(self, logical: Sequence[int], what: str) -> tuple[int, ...]:
-        """The stored shape of a canonical-shaped tensor in this layout."""
+    def physical_shape(
+        self, logical: Sequence[int], what: str, pad: bool = False
+    ) -> tuple[int, ...]:
+        """The stored shape of a canonical-shaped tensor in this layout; with `pad`, an axis
+        its block does not divide takes one more, partly padding, block."""
         dims = dict(zip(self.canonical, logical, strict=True))
         out = []
         for a, f in self.axes:
@@ -89,30 +97,48 @@ class Layout:
                 out.append(f)
             else:
                 factor = self.factor(a)
-                if dims[a] % factor:
+                if dims[a] % factor and not pad:
                     raise ShapeError(
                         f"{what}: axis {a} of extent {dims[a]} is not divisible by block {factor}"
                     )
-                out.append(dims[a] // factor)
+                out.append(-(-dims[a] // factor))
         return tuple(out)
 
-    def to_canonical(self, array: np.ndarray) -> np.ndarray:
-        """Numpy data in this layout -> canonical layout."""
+    def padded(self, logical: Sequence[int]) -> tuple[int, ...]:
+        """The canonical shape with each blocked axis rounded up to whole blocks."""
+        return tuple(
+            -(-d // self.factor(a)) * self.factor(a)
+            for a, d in zip(self.canonical, logical, strict=True)
+        )
+
+    def to_canonical(self, array: np.ndarray, logical: Sequence[int] | None = None) -> np.ndarray:
+        """Numpy data in this layout -> canonical layout (cropped to `logical`, when given,
+        dropping the padding of partial blocks)."""
         if self.is_canonical:
-            return array
+            return array if logical is None else array[tuple(slice(0, d) for d in logical)]
         order: list[int] = []
         for a in self.canonical:
             order.append(self.axes.index((a, 0)))
             block = self.block(a)
             if block is not None:
                 order.append(self.axes.index((a, block)))
-        logical = self.logical_shape(array.shape, "array")
-        return np.ascontiguousarray(array.transpose(order)).reshape(logical)
+        full = self.logical_shape(array.shape, "array")
+        out = np.ascontiguousarray(array.transpose(order)).reshape(full)
+        if logical is not None and tuple(logical) != full:
+            out = np.ascontiguousarray(out[tuple(slice(0, d) for d in logical)])
+        return out
 
-    def from_canonical(self, array: np.ndarray) -> np.ndarray:
-        """Numpy data in canonical layout -> this layout."""
+    def from_canonical(self, array: np.ndarray, pad: bool = False) -> np.ndarray:
+        """Numpy data in canonical layout -> this layout; with `pad`, partial blocks are
+        filled with zeros."""
         if self.is_canonical:
             return array
+        if pad:
+            padded = self.padded(array.shape)
+            if padded != array.shape:
+                array = np.pad(
+                    array, [(0, p - d) for p, d in zip(padded, array.shape, strict=True)]
+                )
         split_shape: list[int] = []
         split_axes: list[tuple[str, int]] = []
         for a, d in zip(self.canonical, array.shape, strict=True):

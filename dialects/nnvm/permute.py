@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition
+from xdsl.irdl import irdl_op_definition, opt_prop_def
 
 from nnvm.dialects.nnvm.autodiff import VJPBuilder, shape
 from nnvm.dialects.nnvm.base import (
@@ -22,6 +22,7 @@ from nnvm.dialects.nnvm.base import (
     tensor,
 )
 from nnvm.dialects.nnvm.layout import Layout
+from nnvm.dialects.te import builder as te
 from nnvm.dialects.te import topi
 from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
 
@@ -71,11 +72,16 @@ class TransposeOp(UnaryTransformOp):
 @irdl_op_definition
 class LayoutTransformOp(UnaryTransformOp):
     """Re-store a tensor from one layout to another over the same primal axes ("NCHW" ->
-    "NCHW8c"); alter-layout inserts these around ops that prefer blocked data."""
+    "NCHW8c"); alter-layout inserts these around ops that prefer blocked data. A blocked
+    result whose block does not divide its axis is padded with zeros to whole blocks (24
+    channels in NCHW16c: two blocks); `logical`, when set, is the canonical shape of the
+    tensor both sides hold, so a padded input's padding is dropped (NCHW16c -> NCHW back to 24
+    channels) or a padded result's size known."""
 
     name = "nnvm.layout_transform"
     src_layout = str_prop()
     dst_layout = str_prop()
+    logical = opt_prop_def(DenseArrayBase.constr(i64))
 
     def _layouts(self) -> tuple[Layout, Layout]:
         src_text, dst_text = self.attr("src_layout"), self.attr("dst_layout")
@@ -92,24 +98,54 @@ class LayoutTransformOp(UnaryTransformOp):
             ) from None
         return src, dst
 
+    def logical_shape(self, physical: Sequence[int]) -> tuple[int, ...]:
+        """The canonical shape of the tensor the input (of `physical` shape) holds."""
+        src, _ = self._layouts()
+        logical = tuple(self.attr("logical") or ())
+        if not logical:
+            return src.logical_shape(physical, "layout_transform input")
+        if len(logical) != len(src.canonical) or any(d < 1 for d in logical):
+            raise ShapeError(
+                f"layout_transform: logical shape {list(logical)} is not a shape over the "
+                f"axes {src.canonical}"
+            )
+        if src.physical_shape(logical, "layout_transform", pad=True) != tuple(physical):
+            raise ShapeError(
+                f"layout_transform: an input of shape {list(physical)} in {src.text} does not "
+                f"hold the logical shape {list(logical)}"
+            )
+        return logical
+
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         (t,) = operand_types
-        src, dst = self._layouts()
-        logical = src.logical_shape(t.get_shape(), "layout_transform input")
-        return [tensor(dst.physical_shape(logical, "layout_transform result"), t.element_type)]
+        _, dst = self._layouts()
+        logical = self.logical_shape(t.get_shape())
+        return [tensor(dst.physical_shape(logical, "layout_transform", pad=True), t.element_type)]
 
     def evaluate(self, inputs: Sequence[np.ndarray], ctx: EvalContext) -> list[np.ndarray]:
         src, dst = self._layouts()
-        return [np.asarray(dst.from_canonical(src.to_canonical(inputs[0])), order="C")]
+        logical = self.logical_shape(inputs[0].shape)
+        canonical = src.to_canonical(inputs[0], logical)
+        return [np.asarray(dst.from_canonical(canonical, pad=True), order="C")]
 
     def te_compute(self, b: KernelBuilder, inputs: Sequence[TensorRef]) -> list[TensorRef]:
         (x,) = inputs
         src, dst = self._layouts()
-        shape = self.infer_result_types([x.type])[0].get_shape()
+        logical = self.logical_shape(x.shape)
+        shape = dst.physical_shape(logical, "layout_transform", pad=True)
+        padded = [
+            k for k, (d, p) in enumerate(zip(logical, dst.padded(logical), strict=True)) if p > d
+        ]
 
         def body(*i: Expr) -> Expr:
-            logical = topi.from_blocked(dst.axes, dst.canonical, i)
-            return x[topi.to_blocked(src.axes, dict(zip(dst.canonical, logical, strict=True)))]
+            index = topi.from_blocked(dst.axes, dst.canonical, i)
+            value = x[topi.to_blocked(src.axes, dict(zip(dst.canonical, index, strict=True)))]
+            if not padded:
+                return value
+            inside = index[padded[0]] < logical[padded[0]]
+            for k in padded[1:]:
+                inside = inside & (index[k] < logical[k])
+            return te.select(inside, value, 0)  # the padding of partial blocks: zeros
 
         # between blocked layouts the default schedule keeps vectors within one source block
         reblock = self.attr("src_layout")[-1].islower() and self.attr("dst_layout")[-1].islower()

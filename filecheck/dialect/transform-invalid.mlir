@@ -66,9 +66,9 @@ func.func @layout_transform_letters(%x: tensor<1x8x2x2xf32>) {
 
 // -----
 
-func.func @layout_transform_divisible(%x: tensor<1x6x2x2xf32>) {
-  // expected-error @+1 {{axis C of extent 6 is not divisible by block 4}}
-  %r = nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x6x2x2xf32>) -> tensor<*xf32>
+func.func @layout_transform_logical(%x: tensor<1x2x2x2x4xf32>) {
+  // expected-error @+1 {{does not hold the logical shape [1, 9, 2, 2]}}
+  %r = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW", logical = array<i64: 1, 9, 2, 2>} : (tensor<1x2x2x2x4xf32>) -> tensor<*xf32>
   func.return
 }
 

@@ -69,6 +69,18 @@ func.func @layout_transform_back(%x: tensor<1x2x5x5x8xf32>) -> tensor<1x5x5x16xf
   func.return %r : tensor<1x5x5x16xf32>
 }
 
+// 20 channels in NCHW8c: three blocks, the last half padding; back to NHWC, `logical`
+// drops it.
+// CHECK-LABEL: @layout_transform_padded
+// CHECK: %p = nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x20x5x5xf32>) -> tensor<1x3x5x5x8xf32>
+// CHECK: %{{.*}} = nnvm.layout_transform %p {src_layout = "NCHW8c", dst_layout = "NHWC", logical = [1, 20, 5, 5]} : (tensor<1x3x5x5x8xf32>) -> tensor<1x5x5x20xf32>
+// CHECK-GENERIC: "nnvm.layout_transform"(%p) <{src_layout = "NCHW8c", dst_layout = "NHWC", logical = array<i64: 1, 20, 5, 5>}> : (tensor<1x3x5x5x8xf32>) -> tensor<1x5x5x20xf32>
+func.func @layout_transform_padded(%x: tensor<1x20x5x5xf32>) -> tensor<1x5x5x20xf32> {
+  %p = nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x20x5x5xf32>) -> tensor<1x3x5x5x8xf32>
+  %r = nnvm.layout_transform %p {src_layout = "NCHW8c", dst_layout = "NHWC", logical = array<i64: 1, 20, 5, 5>} : (tensor<1x3x5x5x8xf32>) -> tensor<1x5x5x20xf32>
+  func.return %r : tensor<1x5x5x20xf32>
+}
+
 // CHECK-LABEL: @layout_transform_kernel
 // CHECK: %{{.*}} = nnvm.layout_transform %w {src_layout = "OIHW", dst_layout = "OIHW4i8o"} : (tensor<16x8x3x3xf32>) -> tensor<2x2x3x3x4x8xf32>
 // CHECK-GENERIC: %{{.*}} = "nnvm.layout_transform"(%w) <{src_layout = "OIHW", dst_layout = "OIHW4i8o"}> : (tensor<16x8x3x3xf32>) -> tensor<2x2x3x3x4x8xf32>

@@ -81,7 +81,8 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
   func.return %c, %d : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
-// Not blocked: a 1x1 conv with 10 output channels runs as a matmul. A conv over 3 input channels is a stem:
+// Not blocked: a 1x1 conv with 6 output channels (fewer than a block, and none divides them)
+// runs as a matmul. A conv over 3 input channels is a stem:
 // it reads NCHW and writes NCHW8c (out_layout). A grouped conv with 4 channels per group
 // stays NCHW (an 8-channel block would span two groups).
 // Neighbours get transforms back to NCHW: a runtime per-channel scale, an add with an NCHW
@@ -89,16 +90,16 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 // values stays blocked.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NEXT:    %w3 = nnvm.param
-// CHECK-NEXT:    %w10 = nnvm.param
+// CHECK-NEXT:    %w6 = nnvm.param
 // CHECK-NEXT:    %wg = nnvm.param
 // CHECK-NEXT:    %w3_OIHW3i8o = nnvm.layout_transform %w3 {src_layout = "OIHW", dst_layout = "OIHW3i8o"}
 // CHECK-NEXT:    %c3 = nnvm.conv2d %x, %w3_OIHW3i8o {padding = [1, 1, 1, 1], kernel_layout = "OIHW3i8o", out_layout = "NCHW8c"} : (tensor<1x3x4x4xf32>, tensor<1x1x3x3x3x8xf32>) -> tensor<1x1x4x4x8xf32>
 // CHECK:         %c = nnvm.conv2d %c3, %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
 // CHECK-NEXT:    [[C:%.*]] = nnvm.layout_transform %c {src_layout = "NCHW8c", dst_layout = "NCHW"}
-// CHECK-NEXT:    %c10_rows = nnvm.reshape [[C]] {shape = [1, 8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf32>
-// CHECK-NEXT:    %w10_OC = nnvm.reshape %w10 {shape = [10, 8]} : (tensor<10x8x1x1xf32>) -> tensor<10x8xf32>
-// CHECK-NEXT:    %c10_mm = nnvm.matmul %w10_OC, %c10_rows : (tensor<10x8xf32>, tensor<1x8x16xf32>) -> tensor<1x10x16xf32>
-// CHECK-NEXT:    %c10 = nnvm.reshape %c10_mm {shape = [1, 10, 4, 4]} : (tensor<1x10x16xf32>) -> tensor<1x10x4x4xf32>
+// CHECK-NEXT:    %c6_rows = nnvm.reshape [[C]] {shape = [1, 8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf32>
+// CHECK-NEXT:    %w6_OC = nnvm.reshape %w6 {shape = [6, 8]} : (tensor<6x8x1x1xf32>) -> tensor<6x8xf32>
+// CHECK-NEXT:    %c6_mm = nnvm.matmul %w6_OC, %c6_rows : (tensor<6x8xf32>, tensor<1x8x16xf32>) -> tensor<1x6x16xf32>
+// CHECK-NEXT:    %c6 = nnvm.reshape %c6_mm {shape = [1, 6, 4, 4]} : (tensor<1x6x16xf32>) -> tensor<1x6x4x4xf32>
 // CHECK-NEXT:    %cg = nnvm.conv2d [[C]], %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
 // CHECK-NEXT:    %m = nnvm.mul [[C]], %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
 // CHECK-NEXT:    %a = nnvm.add [[C]], %y : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
@@ -107,15 +108,15 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 // CHECK-NEXT:    %ch = nnvm.concat %c, %c {axis = 2} : (tensor<1x1x4x4x8xf32>, tensor<1x1x4x4x8xf32>) -> tensor<1x1x8x4x8xf32>
 // CHECK-NEXT:    %{{.*}} = nnvm.layout_transform %ch {src_layout = "NCHW8c", dst_layout = "NCHW"}
 // CHECK-NEXT:    %cm = nnvm.concat [[C]], %y {axis = 1}
-// CHECK-NEXT:    func.return %c10, %cg, %m
-func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: tensor<1x8x4x4xf32>) -> (tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>) {
+// CHECK-NEXT:    func.return %c6, %cg, %m
+func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: tensor<1x8x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>) {
   %w3 = nnvm.param "w3" : tensor<8x3x3x3xf32>
-  %w10 = nnvm.param "w10" : tensor<10x8x1x1xf32>
+  %w6 = nnvm.param "w6" : tensor<6x8x1x1xf32>
   %wg = nnvm.param "wg" : tensor<8x4x1x1xf32>
   %c3 = nnvm.conv2d %x, %w3 {padding = [1, 1, 1, 1]} : (tensor<1x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
   %w8 = nnvm.param "w8" : tensor<8x8x1x1xf32>
   %c = nnvm.conv2d %c3, %w8 : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
-  %c10 = nnvm.conv2d %c, %w10 : (tensor<1x8x4x4xf32>, tensor<10x8x1x1xf32>) -> tensor<1x10x4x4xf32>
+  %c6 = nnvm.conv2d %c, %w6 : (tensor<1x8x4x4xf32>, tensor<6x8x1x1xf32>) -> tensor<1x6x4x4xf32>
   %cg = nnvm.conv2d %c, %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
   %m = nnvm.mul %c, %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
   %a = nnvm.add %c, %y : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
@@ -123,13 +124,15 @@ func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: ten
   %rsh = nnvm.reshape %c {shape = [8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<8x16xf32>
   %ch = nnvm.concat %c, %c {axis = 2} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x4xf32>
   %cm = nnvm.concat %c, %y {axis = 1} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32>
-  func.return %c10, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x10x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
+  func.return %c6, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x6x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
 }
 
-// A stem whose output channels the block does not divide takes the largest block that does:
-// 24 channels under block=16 write NCHW8c (ShuffleNet's stem; it stayed NCHW before).
+// A stem whose output channels the block does not divide pads them to whole blocks: 24
+// channels under block=16 write two NCHW16c blocks (ShuffleNet's stem), and the transform
+// back to NCHW drops the padding (its logical shape).
 // B16-LABEL: func.func @stem_24
-// B16:         nnvm.conv2d %x, %{{.*}} {strides = [2, 2], padding = [1, 1, 1, 1], kernel_layout = "OIHW3i8o", out_layout = "NCHW8c"} : (tensor<1x3x8x8xf32>, tensor<3x1x3x3x3x8xf32>) -> tensor<1x3x4x4x8xf32>
+// B16:         %c = nnvm.conv2d %x, %{{.*}} {strides = [2, 2], padding = [1, 1, 1, 1], kernel_layout = "OIHW3i16o", out_layout = "NCHW16c"} : (tensor<1x3x8x8xf32>, tensor<2x1x3x3x3x16xf32>) -> tensor<1x2x4x4x16xf32>
+// B16-NEXT:    nnvm.layout_transform %c {src_layout = "NCHW16c", dst_layout = "NCHW", logical = [1, 24, 4, 4]} : (tensor<1x2x4x4x16xf32>) -> tensor<1x24x4x4xf32>
 func.func @stem_24(%x: tensor<1x3x8x8xf32>) -> tensor<1x24x4x4xf32> {
   %w = nnvm.param "w" : tensor<24x3x3x3xf32>
   %c = nnvm.conv2d %x, %w {strides = [2, 2], padding = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<24x3x3x3xf32>) -> tensor<1x24x4x4xf32>
@@ -145,11 +148,12 @@ func.func @grouped_8_per_group(%x: tensor<1x48x6x6xf32>) -> tensor<1x48x6x6xf32>
   func.return %c : tensor<1x48x6x6xf32>
 }
 
-// 1x1 convs whose channels only an 8-wide block divides under block=16: with much work per
-// byte (384 -> 264) the matmul (full vectors along H*W), with little (40 -> 120) NCHW8c.
+// 1x1 convs whose channels only an 8-wide block divides under block=16 run NCHW16c with
+// their channels padded (384 -> 264 writes 17 blocks; 40 -> 120 reads 3 and writes 8), not
+// as matmuls or with half-width NCHW8c vectors.
 // B16-LABEL: func.func @narrow_blocks_1x1
-// B16:         nnvm.matmul %{{.*}}, %{{.*}} : (tensor<264x384xf32>, tensor<1x384x25xf32>) -> tensor<1x264x25xf32>
-// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"} : (tensor<1x24x5x5x16xf32>, tensor<17x24x1x1x16x16xf32>) -> tensor<1x17x5x5x16xf32>
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"} : (tensor<1x3x5x5x16xf32>, tensor<8x3x1x1x16x16xf32>) -> tensor<1x8x5x5x16xf32>
 func.func @narrow_blocks_1x1(%x: tensor<1x384x5x5xf32>, %z: tensor<1x40x5x5xf32>) -> (tensor<1x264x5x5xf32>, tensor<1x120x5x5xf32>) {
   %w = nnvm.param "w" : tensor<264x384x1x1xf32>
   %v = nnvm.param "v" : tensor<120x40x1x1xf32>
@@ -315,9 +319,46 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 14 blocked-convs - conv2d ops blocked
-// STATS-NEXT:   (S) 17 followers - neighbours moved to the blocked layout
-// STATS-NEXT:   (S) 6 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 23 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 17 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 24 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
+// STATS-NEXT:   (S) 28 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+
+// Channels a block does not divide, at least a block of them, are padded to whole blocks (as
+// onnxruntime's NCHWc convs): 24 -> 40 -> 24 channels, a depthwise conv over the 40 (its
+// groups count the padding channels too), and the ops between follow the padded layout when
+// they keep its padding finite (bias add, relu, sigmoid, a multiply); a log, a division by a
+// blocked tensor and a concat along C go back to NCHW (the logical 40 channels).
+// B16-LABEL: func.func @padded
+// B16:         %x_NCHW16c = nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW16c"} : (tensor<1x24x4x4xf32>) -> tensor<1x2x4x4x16xf32>
+// B16:         %a = nnvm.conv2d %x_NCHW16c, %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"} : (tensor<1x2x4x4x16xf32>, tensor<3x2x1x1x16x16xf32>) -> tensor<1x3x4x4x16xf32>
+// B16:         %ab = nnvm.add %a, %{{.*}} : (tensor<1x3x4x4x16xf32>, tensor<1x3x1x1x16xf32>) -> tensor<1x3x4x4x16xf32>
+// B16-NEXT:    %r = nnvm.relu %ab
+// B16-NEXT:    %s = nnvm.sigmoid %r
+// B16:         %m = nnvm.mul %r, %s : (tensor<1x3x4x4x16xf32>, tensor<1x3x4x4x16xf32>) -> tensor<1x3x4x4x16xf32>
+// B16-NEXT:    [[M:%.*]] = nnvm.layout_transform %m {src_layout = "NCHW16c", dst_layout = "NCHW", logical = [1, 40, 4, 4]} : (tensor<1x3x4x4x16xf32>) -> tensor<1x40x4x4xf32>
+// B16:         %d = nnvm.conv2d %m, %{{.*}} {padding = [1, 1, 1, 1], groups = 48, data_layout = "NCHW16c", kernel_layout = "OIHW1i16o"} : (tensor<1x3x4x4x16xf32>, tensor<3x1x3x3x1x16xf32>) -> tensor<1x3x4x4x16xf32>
+// B16:         %p = nnvm.conv2d %d, %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"} : (tensor<1x3x4x4x16xf32>, tensor<2x3x1x1x16x16xf32>) -> tensor<1x2x4x4x16xf32>
+// B16-NEXT:    nnvm.layout_transform %p {src_layout = "NCHW16c", dst_layout = "NCHW", logical = [1, 24, 4, 4]} : (tensor<1x2x4x4x16xf32>) -> tensor<1x24x4x4xf32>
+// B16:         %l = nnvm.log %{{.*}} : (tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+// B16-NEXT:    %q = nnvm.div [[M]], %{{.*}} : (tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+// B16-NEXT:    %k = nnvm.concat [[M]], [[M]] {axis = 1}
+func.func @padded(%x: tensor<1x24x4x4xf32>, %y: tensor<1x40x4x4xf32>) -> (tensor<1x24x4x4xf32>, tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>, tensor<1x80x4x4xf32>) {
+  %w1 = nnvm.param "w1" : tensor<40x24x1x1xf32>
+  %b1 = nnvm.param "b1" : tensor<40xf32>
+  %wd = nnvm.param "wd" : tensor<40x1x3x3xf32>
+  %w2 = nnvm.param "w2" : tensor<24x40x1x1xf32>
+  %a = nnvm.conv2d %x, %w1 : (tensor<1x24x4x4xf32>, tensor<40x24x1x1xf32>) -> tensor<1x40x4x4xf32>
+  %ab = nnvm.bias_add %a, %b1 {axis = 1} : (tensor<1x40x4x4xf32>, tensor<40xf32>) -> tensor<1x40x4x4xf32>
+  %r = nnvm.relu %ab : (tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+  %s = nnvm.sigmoid %r : (tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+  %m = nnvm.mul %r, %s : (tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+  %d = nnvm.conv2d %m, %wd {padding = [1, 1, 1, 1], groups = 40} : (tensor<1x40x4x4xf32>, tensor<40x1x3x3xf32>) -> tensor<1x40x4x4xf32>
+  %p = nnvm.conv2d %d, %w2 : (tensor<1x40x4x4xf32>, tensor<24x40x1x1xf32>) -> tensor<1x24x4x4xf32>
+  %l = nnvm.log %s : (tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+  %q = nnvm.div %m, %s : (tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>) -> tensor<1x40x4x4xf32>
+  %k = nnvm.concat %m, %m {axis = 1} : (tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>) -> tensor<1x80x4x4xf32>
+  func.return %p, %l, %q, %k : tensor<1x24x4x4xf32>, tensor<1x40x4x4xf32>, tensor<1x40x4x4xf32>, tensor<1x80x4x4xf32>
+}

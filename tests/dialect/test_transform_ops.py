@@ -740,7 +740,10 @@ BAD_OPS = [
     ('nnvm.resize %i {size = [4, 6], mode = "linear"}', "needs a float tensor"),
     ("nnvm.resize %x {size = [4, 6], scales = [2.0]}", "scales must be"),
     ('nnvm.layout_transform %x {src_layout = "NC", dst_layout = "NCHW"}', "not a layout"),
-    ('nnvm.layout_transform %x {src_layout = "NC", dst_layout = "NC2c"}', "not divisible"),
+    (
+        'nnvm.layout_transform %x {src_layout = "NC", dst_layout = "NC2c", logical = array<i64: 2, 5>}',
+        "does not hold the logical shape",
+    ),
     ('nnvm.layout_transform %x {src_layout = "NCHW", dst_layout = "NHWC"}', "rank 2"),
     ("nnvm.depth_to_space %x {blocksize = 2}", "4-D"),
     ("nnvm.cumsum %x {axis = 2}", "out of range"),

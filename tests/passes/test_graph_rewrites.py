@@ -441,22 +441,27 @@ def test_alter_layout_depthwise_block() -> None:
 
 def test_alter_layout_block_4_and_unblockable_convs() -> None:
     text = """
-func.func @main(%x: tensor<1x3x6x6xf32>) -> tensor<1x10x6x6xf32> {
+func.func @main(%x: tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32> {
   %w1 = nnvm.param "w1" : tensor<12x3x3x3xf32>
   %w2 = nnvm.param "w2" : tensor<10x12x1x1xf32>
+  %w3 = nnvm.param "w3" : tensor<3x10x1x1xf32>
   %c1 = nnvm.conv2d %x, %w1 {padding = [1, 1, 1, 1]} : (tensor<1x3x6x6xf32>, tensor<12x3x3x3xf32>) -> tensor<1x12x6x6xf32>
   %c2 = nnvm.conv2d %c1, %w2 : (tensor<1x12x6x6xf32>, tensor<10x12x1x1xf32>) -> tensor<1x10x6x6xf32>
-  func.return %c2 : tensor<1x10x6x6xf32>
+  %c3 = nnvm.conv2d %c2, %w3 : (tensor<1x10x6x6xf32>, tensor<3x10x1x1xf32>) -> tensor<1x3x6x6xf32>
+  func.return %c3 : tensor<1x3x6x6xf32>
 }
 """
     after = check_pass(text, "alter-layout-4")
-    # the stem (C=3 < 4) reads NCHW and writes NCHW4c; O=10 is not divisible by 4, and the
-    # 1x1 conv runs as the matmul w[10, 12] . x[1, 12, 36]
+    # the stem (C=3 < 4) reads NCHW and writes NCHW4c; O=10 is padded to 3 blocks of 4 (the
+    # transform back to NCHW drops the padding); O=3, fewer than a block and not divisible,
+    # runs as the matmul w[3, 10] . x[1, 10, 36]
     assert data_transforms(after) == [("NCHW4c", "NCHW")]
     convs = [op for op in after.walk() if op.name == "nnvm.conv2d"]  # type: ignore[attr-defined]
     assert [(c.attr("kernel_layout"), c.attr("out_layout")) for c in convs] == [
         ("OIHW3i4o", "NCHW4c"),
+        ("OIHW4i4o", ""),
     ]
+    assert [tuple(c.results[0].type.get_shape()) for c in convs][1] == (1, 3, 6, 6, 4)
     assert op_names(after).count("nnvm.matmul") == 1
 
 
@@ -525,7 +530,8 @@ class GraphBuilder:
         v, c = self.values[-1 - pick % len(self.values)]  # mostly recent values: chains
         if kind == "conv":
             depthwise = choice % 3 == 0
-            o = c if depthwise else (4, 8, 16)[choice % 3]
+            # 12 and 20 channels: no 8-block divides them, so alter-layout pads them
+            o = c if depthwise else (4, 8, 12, 16, 20)[choice % 5]
             groups = c if depthwise else (2 if choice % 2 and c % 2 == 0 and o % 2 == 0 else 1)
             k, pad = ((3, 1), (1, 0))[choice % 2]
             w = self.param([o, c // groups, k, k], "w")
@@ -593,7 +599,7 @@ def random_graphs(draw: st.DrawFn) -> str:
     bias/bn patterns are common), with some reads of older values (branches, shared uses)."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    builder = GraphBuilder(int(rng.choice([4, 8, 16])), int(rng.choice([1, 2])))
+    builder = GraphBuilder(int(rng.choice([4, 8, 12, 16])), int(rng.choice([1, 2])))
     kind = ""
     for _ in range(int(rng.integers(1, 11))):
         after_conv = kind == "conv" and rng.random() < 0.5
