@@ -1,7 +1,7 @@
 """Blocked convs whose rows cannot fill a register tile (the 7x7 maps at the end of ImageNet
 networks, Inception's 17x17) tile several output rows at once (targets/cpu/schedules/conv2d.py):
 2 rows x 7 columns x 2 channel blocks fill AVX-512's 28 accumulators where one row filled 14.
-Rows and columns may leave shorter tail tiles; each kernel here is checked against the
+Rows, columns and channel blocks may leave shorter tail tiles; each kernel here is checked against the
 reference executor through the tuner's runner (which compiles, runs and compares it)."""
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ CASES = [
     pytest.param(32, 32, 3, (7, 7), 1, 2, id="3x3-7x7"),  # its 3x3 (padded)
     pytest.param(32, 32, 3, (5, 5), 1, 2, id="3x3-5x5"),  # a tail tile of 1 row
     pytest.param(32, 32, 3, (14, 14), 2, 2, id="3x3-s2-to-7x7"),  # strided into 7 columns
-    pytest.param(32, 48, 3, (7, 7), 1, 2, id="1-block-7x7"),  # 3 blocks: 1 per tile
+    pytest.param(32, 48, 3, (7, 7), 1, 2, id="odd-blocks-7x7"),  # 3 blocks: 2, then a tail
+    pytest.param(32, 80, 1, (13, 13), 1, 1, id="odd-blocks-13x13"),  # 5 (SqueezeNet's 63)
     pytest.param(32, 32, 3, (17, 17), 1, 2, id="3x3-17x17"),  # tails in rows and columns
     pytest.param(32, 32, (1, 7), (17, 17), 1, 2, id="1x7-17x17"),  # Inception's 1x7
     pytest.param(32, 32, (7, 1), (17, 17), 1, 2, id="7x1-17x17"),  # and 7x1
@@ -73,6 +74,8 @@ def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows)
     if task.target.vector_bits < 512:
         rows = default.config.get("conv.rows", 1)  # other register budgets: numerics only
     assert default.config.get("conv.rows", 1) == rows
+    if task.target.vector_bits == 512:  # two channel blocks a tile, an odd count too (a tail)
+        assert default.config["conv.blocks"] == 2
     if rows > 1:
         assert re.search(rf'te\.split "relu" k by {rows} ', default.schedule), default.schedule
         assert 'te.unroll "conv2d" oh' in default.schedule
@@ -81,6 +84,10 @@ def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows)
         one_row = space.make({**default.config, "conv.rows": 1, "conv.whole_image": False})
         assert one_row is not None and 'te.unroll "conv2d" oh' not in one_row.schedule
         candidates.append(one_row)
+    if (cout // 16) % 2:  # and one block a tile (no tail)
+        one_block = space.make({**default.config, "conv.blocks": 1})
+        assert one_block is not None
+        candidates.append(one_block)
     runner = LocalRunner(MeasureOptions(repeat=1, check=True))
     try:
         records = runner.measure(task, space, candidates)
