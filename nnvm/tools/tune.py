@@ -135,9 +135,23 @@ def run(argv: Sequence[str] | None = None) -> int:
         "--rpc", metavar="HOST:PORT", help="measure on this nnvm-rpc server (a remote device)"
     )
     parser.add_argument("--rpc-token-file", metavar="FILE", help="the RPC server's token")
+    parser.add_argument(
+        "--history",
+        action="append",
+        default=[],
+        metavar="LOG.jsonl",
+        help="a log of another run (another model, same target): its kernels' measurements "
+        "train the cost model before each task's own trials (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.rpc and args.cluster:
         raise UserError("--rpc and --cluster each name where to measure: give one")
+    from nnvm.tune.log_tools import read_logs
+
+    history = read_logs(args.history)
+    for path, log in zip(args.history, history, strict=True):
+        for w in log.warnings:
+            sys.stderr.write(f"warning: {path}: {w}\n")
 
     from nnvm.tools.compile import _complete_shapes, _load_model
     from nnvm.tune.runner import LocalRunner, MeasureOptions
@@ -189,6 +203,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             progress=TuneProgress(len(tasks)),
             confirm_rounds=max(args.confirm_rounds, 0),
+            history=history,
         )
     finally:
         runner.close()

@@ -11,9 +11,12 @@ costs trials, never a slower kernel."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nnvm.support.tuning_log import TuningLog
 from nnvm.tune.space import Candidate
 from nnvm.tune.task import Task
 
@@ -57,6 +60,45 @@ class TransferHistory:
         self.rows.get(family(task), {}).pop(task.workload, None)
         for c, s in measured.values():
             self.add(task, c, s, default[1])
+
+    def add_log(self, tasks: Sequence[Task], log: TuningLog) -> int:
+        """Measurements of other runs (`nnvm-tune --history LOG`): each workload of `log` that
+        is not one of `tasks` joins the family of the tasks whose target it was measured for
+        and whose knobs its configs name, its times relative to its first trial (a run
+        measures a task's default first). Returns the rows added."""
+        own = {t.workload for t in tasks}
+        by_workload: dict[str, list] = {}
+        for r in log.trials:
+            if r.workload not in own:
+                by_workload.setdefault(r.workload, []).append(r)
+        added = 0
+        for workload, records in by_workload.items():
+            default = records[0]
+            names = {k for r in records for k in r.config}
+            like = next(
+                (
+                    t
+                    for t in tasks
+                    if t.target.description == default.target and names and names <= set(t.knobs)
+                ),
+                None,
+            )
+            if like is None or not default.ok:
+                continue
+            # a stand-in for the logged task: its shapes and work, the family's knobs
+            stand_in = dataclasses.replace(
+                like,
+                name=default.task,
+                workload=workload,
+                shapes=default.shapes,
+                flops=default.flops,
+                default_config=dict(default.config),
+            )
+            for r in records:
+                if r.ok:
+                    self.add(stand_in, Candidate(r.config, r.schedule), r.seconds, default.seconds)
+                    added += 1
+        return added
 
     def for_task(self, task: Task) -> list[Row]:
         """Rows of the other workloads of the task's family."""

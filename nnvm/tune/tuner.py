@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from nnvm.support.errors import UserError
-from nnvm.support.tuning_log import LogWriter, TrialRecord, read_log
+from nnvm.support.tuning_log import LogWriter, TrialRecord, TuningLog, read_log
 from nnvm.tune.runner import Measurer
 from nnvm.tune.search import Search, make_search
 from nnvm.tune.space import Candidate, TaskSpace
@@ -106,10 +106,13 @@ def tune(
     seed: int = 0,
     progress: Progress | None = None,
     confirm_rounds: int = 3,
+    history: Sequence[TuningLog] = (),
 ) -> TuneResult:
     """Tune each task with up to `trials` trials (a budget per task, shared out by the task
     scheduler), appending every trial to `log_path`. Ctrl-C stops after the trial being
-    recorded: the log stays valid, and `resume=True` carries on where it stopped."""
+    recorded: the log stays valid, and `resume=True` carries on where it stopped. `history`:
+    logs of other runs whose measurements of other kernels of the same templates train the
+    cost model before a task's own trials (nnvm/tune/transfer.py)."""
     if trials < 1 or batch < 1:
         raise UserError("trials and batch must be at least 1")
     log = read_log(log_path, missing_ok=True)
@@ -119,16 +122,18 @@ def tune(
             "continue it, or name another log"
         )
     states = []
-    history = TransferHistory()  # what each task's measurements teach the others' models
+    transfer = TransferHistory()  # what each task's measurements teach the others' models
+    for other in history:
+        transfer.add_log(tasks, other)
     for k, task in enumerate(tasks):
         space = TaskSpace(task)
-        search = make_search(strategy, space, seed + k, model, history)
+        search = make_search(strategy, space, seed + k, model, transfer)
         state = TaskState(task, search, space.default().key)
         for r in log.trials:
             if r.workload == task.workload and r.target == task.target.description:
                 state.add(r, Candidate(r.config, r.schedule))
         state.done = (task.workload, task.target.description) in log.finished
-        history.add_measured(task, state.measured, state.default_key)
+        transfer.add_measured(task, state.measured, state.default_key)
         states.append(state)
     budget = trials * len(states)
     done = 0
@@ -152,7 +157,7 @@ def tune(
             for record, c in zip(records, candidates, strict=True):
                 writer.trial(record)
                 state.add(record, c)
-            history.add_measured(state.task, state.measured, state.default_key)
+            transfer.add_measured(state.task, state.measured, state.default_key)
             state.trials += len(candidates)
             done += len(candidates)
             if state.trials >= trials or _stalled(state, early_stop):

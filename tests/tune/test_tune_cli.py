@@ -89,6 +89,11 @@ def test_cli_tune_show_best_merge_and_errors(tmp_path, matmul_file, tune_cli):
     junk.write_text("not json\n")
     r = tune_cli("show", str(junk))
     assert r.returncode == 1 and "not a tuning log" in r.stderr and "Traceback" not in r.stderr
+    for history, message in (("nope.jsonl", "no such tuning log"), (junk.name, "not a tuning log")):
+        r = tune_cli(
+            str(model), "--log", str(tmp_path / "h.jsonl"), "--history", str(tmp_path / history)
+        )
+        assert r.returncode == 1 and message in r.stderr and "Traceback" not in r.stderr
     r = tune_cli(str(tmp_path / "missing.onnx"), "--log", str(log))
     assert r.returncode == 1 and "no such model file" in r.stderr
     compiled = subprocess.run(

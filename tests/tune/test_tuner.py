@@ -247,3 +247,69 @@ def test_another_tasks_history_guides_the_search_from_its_first_batch(matmul_tas
     assert sum(with_history) < sum(without), (with_history, without)
     if model == "xgboost":  # trees do not extrapolate; the ridge's quadratic can, wrongly
         assert max(with_history) <= 16, with_history
+
+
+def test_a_history_log_of_another_run_guides_the_search(tmp_path, matmul_task):
+    """`tune(..., history=[log])` / `nnvm-tune --history LOG`: the trials another run logged
+    for another matmul (its first trial its default) join the cost model's history, as times
+    relative to that default; a workload of this run, another target's records and another
+    template's knobs are left out. The search then finds the shared optimum sooner."""
+    from onnx import helper
+
+    from nnvm.frontend import from_onnx
+    from nnvm.support.tuning_log import LogWriter
+    from nnvm.testing.onnx_models import single_op
+    from nnvm.tune.task import extract_tasks
+    from nnvm.tune.transfer import TransferHistory
+
+    other_model = single_op(
+        helper.make_node("MatMul", ["x", "w"], ["y"]), [1, 33, 64], {"w": (64, 80)}
+    )
+    (other,) = extract_tasks(*from_onnx(other_model))
+    other_space = TaskSpace(other)
+    rng = random.Random(3)
+    candidates = [other_space.default(), *(other_space.random(rng) for _ in range(48))]
+    path = tmp_path / "other.jsonl"
+    writer = LogWriter(path)
+
+    def record(task, c, target=None, config=None):
+        return TrialRecord(
+            workload=task.workload,
+            task=task.name,
+            target=target or task.target.description,
+            shapes=task.shapes,
+            config=config or c.config,
+            schedule=c.schedule,
+            times_s=[_synthetic_seconds(c)],
+            flops=task.flops,
+        )
+
+    seen = set()
+    for c in candidates:
+        if c is not None and c.key not in seen:
+            seen.add(c.key)
+            writer.trial(record(other, c))
+    default = matmul_task.default_config
+    writer.trial(record(matmul_task, TaskSpace(matmul_task).default()))  # this run's own
+    foreign = record(other, candidates[0], target="llvm -mcpu=other")
+    writer.trial(TrialRecord(**{**foreign.__dict__, "workload": "elsewhere"}))
+    conv = record(other, candidates[0], config={"conv.cols": 4})
+    writer.trial(TrialRecord(**{**conv.__dict__, "workload": "a-conv"}))
+    log = read_log(path)
+
+    history = TransferHistory()
+    assert history.add_log([matmul_task], log) == len(seen)
+    rows = history.for_task(matmul_task)
+    assert len(rows) == len(seen) and {r.task.workload for r in rows} == {other.workload}
+    assert min(r.relative for r in rows if r.candidate.config == other.default_config) == 1.0
+
+    space = TaskSpace(matmul_task)
+    with_history, without = [], []
+    for seed in range(3):
+        search = make_search("evolution", space, seed, "numpy", history)
+        assert search.next_batch(8, {})[0].config == default  # the default still first
+        with_history.append(
+            _trials_to_best(make_search("evolution", space, seed, "numpy", history), space)
+        )
+        without.append(_trials_to_best(make_search("evolution", space, seed, "numpy"), space))
+    assert sum(with_history) < sum(without), (with_history, without)
