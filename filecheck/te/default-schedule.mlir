@@ -92,6 +92,8 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: te.unroll "conv2d" ow
 // CHECK-NEXT: te.unroll "conv2d" ocb
 // CHECK-NEXT: te.vectorize "conv2d" oc
+// The weights prefetched 2 KiB (64 rows of 8 lanes) ahead of the input-channel loop.
+// CHECK-NEXT: te.prefetch "conv2d" "arg1" at ic by 64
 // The padded input: the outer axes fused and parallel, the columns a loop, the channel block
 // one vector (its bounds test needs no div/mod of a fused index).
 // CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k) -> conv2d.pad.outer
@@ -126,6 +128,7 @@ func.func private @fused_conv2d_add_relu(%x: tensor<1x2x12x12x8xf32>, %w: tensor
 // CHECK-NEXT: te.unroll "conv2d" ow
 // CHECK-NEXT: te.unroll "conv2d" ocb
 // CHECK-NEXT: te.vectorize "conv2d" oc
+// CHECK-NEXT: te.prefetch "conv2d" "arg1" at ic by 64
 // LOOPS-LABEL: func.func private @fused_conv2d_short_rows
 // LOOPS:       memref.alloca() {alignment = 64 : i64} : memref<1x2x6x6x8xf32>
 func.func private @fused_conv2d_short_rows(%x: tensor<1x2x6x6x8xf32>, %w: tensor<32x2x3x3x8x8xf32>, %b: tensor<32x1x1x8xf32>) -> tensor<1x32x6x6x8xf32> {

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects import arith
-from xdsl.ir import BlockArgument
-
 from nnvm.dialects.te.exprs import element_bits
-from nnvm.dialects.te.ops import ComputeOp, ReadOp
+from nnvm.dialects.te.ops import ComputeOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
     PrefetchOp,
@@ -18,8 +15,7 @@ from nnvm.dialects.te.schedule import (
     UnrollOp,
     VectorizeOp,
 )
-from nnvm.dialects.te.stage_tree import placeholder_name
-from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, right_operand
 
 ROW_BLOCK_BYTES = 1024 * 1024
 """The left-operand rows one block of matmul row tiles reads (half of a 2 MiB L2: the column
@@ -178,21 +174,6 @@ def _prefetch_weights(s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf:
     ahead = s.knob("matmul.prefetch_rows", sorted({0, ahead}), ahead)
     if weights is not None and ahead:
         s.prims.append(PrefetchOp.make(a, weights, k, ahead))
-
-
-def right_operand(anchor: ComputeOp) -> str | None:
-    """The stage name of the tensor a matmul's formula multiplies by (its second factor), when
-    the formula is a plain product of two reads."""
-    term = anchor.block.last_op
-    value = term.operands[0] if term is not None and term.operands else None
-    product = value.owner if value is not None else None
-    if not isinstance(product, arith.MulfOp) or not isinstance(product.rhs.owner, ReadOp):
-        return None
-    tensor = product.rhs.owner.tensor
-    if isinstance(tensor, BlockArgument):
-        return placeholder_name(tensor.index)
-    owner = tensor.owner
-    return owner.stage_name if isinstance(owner, ComputeOp) else None
 
 
 def _powers_up_to(n: int) -> list[int]:

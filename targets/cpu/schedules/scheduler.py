@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnvm.dialects.te.analysis import (
     depends_on,
@@ -33,6 +33,7 @@ from nnvm.dialects.te.schedule import (
     SplitOp,
     VectorizeOp,
 )
+from nnvm.dialects.te.stage_tree import placeholder_name
 from nnvm.lowering.te_to_loops.vectorize import MAX_LANES, NATIVE_BITS
 from nnvm.support.config_space import ConfigSpace
 
@@ -449,6 +450,21 @@ def _calls_transcendental(op: ComputeOp) -> bool:
 def _has_taps(op: ComputeOp) -> bool:
     """Does the formula read one tensor at several places (a window, interpolation taps)?"""
     return any(n > 1 for n in _read_counts(op).values())
+
+
+def right_operand(anchor: ComputeOp) -> str | None:
+    """The stage name of the tensor a product's formula multiplies by (its second factor: a
+    matmul's or a conv's weights), when the formula is a plain product of two reads."""
+    term = anchor.block.last_op
+    value = term.operands[0] if term is not None and term.operands else None
+    product = value.owner if value is not None else None
+    if not isinstance(product, arith.MulfOp) or not isinstance(product.rhs.owner, ReadOp):
+        return None
+    tensor = product.rhs.owner.tensor
+    if isinstance(tensor, BlockArgument):
+        return placeholder_name(tensor.index)
+    owner = tensor.owner
+    return owner.stage_name if isinstance(owner, ComputeOp) else None
 
 
 def divisor(n: int, preferred: tuple[int, ...], default: int) -> int:
