@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -292,9 +293,9 @@ def test_a_history_log_of_another_run_guides_the_search(tmp_path, matmul_task):
     default = matmul_task.default_config
     writer.trial(record(matmul_task, TaskSpace(matmul_task).default()))  # this run's own
     foreign = record(other, candidates[0], target="llvm -mcpu=other")
-    writer.trial(TrialRecord(**{**foreign.__dict__, "workload": "elsewhere"}))
+    writer.trial(dataclasses.replace(foreign, workload="elsewhere"))
     conv = record(other, candidates[0], config={"conv.cols": 4})
-    writer.trial(TrialRecord(**{**conv.__dict__, "workload": "a-conv"}))
+    writer.trial(dataclasses.replace(conv, workload="a-conv"))
     log = read_log(path)
 
     history = TransferHistory()

@@ -10,7 +10,6 @@ from nnvm.dialects.te.ops import ComputeOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
     FuseOp,
-    PrefetchOp,
     ReorderOp,
     SplitOp,
     TileOp,
@@ -22,7 +21,7 @@ from nnvm.targets.cpu.schedules.dense_dot_bytes import (
     dot_or_vectorize,
     dot_packed,
 )
-from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor, right_operand
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, divisor
 
 STACKED_ROWS_GAIN = 1.25
 """A register tile spans several output rows only when that keeps this many times the
@@ -160,13 +159,8 @@ def _conv_register_tile(
     s.prims.append(ReorderOp.make(a, [*outer, *rows, aw, acb, ac]))
     s.prims.extend(UnrollOp.make(a, axis) for axis in (*rows, aw, acb))
     s.prims.append(VectorizeOp.make(a, ac))
-    weights = right_operand(anchor)
-    if len(reduce) == 4 and weights is not None:
-        row = anchor.shape[-1] * max(element_bits(anchor.element_type) // 8, 1)
-        ahead = max(PREFETCH_BYTES // row, 1)
-        ahead = s.knob("conv.prefetch", sorted({0, ahead}), ahead)
-        if ahead:
-            s.prims.append(PrefetchOp.make(a, weights, reduce[-1], ahead))
+    if len(reduce) == 4:  # a dense conv: its weight rows, one block of output channels each
+        s.prefetch_weights(a, anchor, reduce[-1], anchor.shape[-1], PREFETCH_BYTES, "conv.prefetch")
 
 
 def _conv_tile(

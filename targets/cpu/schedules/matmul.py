@@ -8,14 +8,13 @@ from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.ops import ComputeOp
 from nnvm.dialects.te.schedule import (
     ComputeAtOp,
-    PrefetchOp,
     ReorderOp,
     SplitOp,
     TileOp,
     UnrollOp,
     VectorizeOp,
 )
-from nnvm.targets.cpu.schedules.scheduler import KernelScheduler, right_operand
+from nnvm.targets.cpu.schedules.scheduler import KernelScheduler
 
 ROW_BLOCK_BYTES = 1024 * 1024
 """The left-operand rows one block of matmul row tiles reads (half of a 2 MiB L2: the column
@@ -35,6 +34,7 @@ read from L2 it costs little more than from L1, and each depth block is one more
 the block's accumulators (see `_k_blocked`). kc 1024 instead of 128, against numpy's sgemm on
 one thread (bench/gemm.py): 1000x3072 . 3072x3072 0.83 -> 0.93x, 1000x1536 . 1536x3072 0.74-0.81
 -> 0.92x, 1000x3072 . 3072x768 0.84 -> 0.95x, 197x3072 . 3072x768 1.01-1.13 -> 1.19-1.27x."""
+PREFETCH_KNOB = "matmul.prefetch_rows"
 PREFETCH_BYTES = 4096
 """How far ahead of the depth loop of a depth-blocked matmul its column panel is prefetched (a
 software prefetch a few hundred cycles before the row is read: the hardware's streamers
@@ -103,7 +103,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(UnrollOp.make(a, ai))
     p.append(VectorizeOp.make(a, aj))
     if len(anchor.reduce_names) == 1:
-        _prefetch_weights(s, anchor, a, anchor.reduce_names[0], nf)
+        s.prefetch_weights(a, anchor, anchor.reduce_names[0], nf, PREFETCH_BYTES, PREFETCH_KNOB)
 
 
 def _k_blocked(
@@ -128,7 +128,7 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", f"{ai}.i", aj]))
     p.append(UnrollOp.make(a, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
-    _prefetch_weights(s, anchor, a, f"{r}.i", nf)
+    s.prefetch_weights(a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB)
 
 
 def row_tile(m: int, rows: int) -> int:
@@ -163,17 +163,6 @@ def tile_at_accumulators(
     p.append(VectorizeOp.make(e, f"{j}.i"))
     p.append(ComputeAtOp.make(a, e, par))
     return par
-
-
-def _prefetch_weights(s: KernelScheduler, anchor: ComputeOp, a: str, k: str, nf: int) -> None:
-    """Prefetch the right operand's column panel (`nf` columns) PREFETCH_BYTES ahead of the
-    depth loop `k`: the first row tile on a panel reads it from memory (a knob: 0 turns it
-    off)."""
-    weights = right_operand(anchor)
-    ahead = PREFETCH_BYTES // (nf * max(element_bits(anchor.element_type) // 8, 1))
-    ahead = s.knob("matmul.prefetch_rows", sorted({0, ahead}), ahead)
-    if weights is not None and ahead:
-        s.prims.append(PrefetchOp.make(a, weights, k, ahead))
 
 
 def _powers_up_to(n: int) -> list[int]:

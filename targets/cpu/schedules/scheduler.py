@@ -19,7 +19,7 @@ from nnvm.dialects.te.analysis import (
     is_elementwise,
     readers,
 )
-from nnvm.dialects.te.exprs import native_lanes
+from nnvm.dialects.te.exprs import element_bits, native_lanes
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     CacheWriteOp,
@@ -27,6 +27,7 @@ from nnvm.dialects.te.schedule import (
     ComputeInlineOp,
     FuseOp,
     ParallelOp,
+    PrefetchOp,
     Primitive,
     ReorderOp,
     RFactorOp,
@@ -214,6 +215,19 @@ class KernelScheduler:
             self.prims.append(VectorizeOp.make(pad.name, pad.op.spatial_names[-1]))
             self.prims.append(ComputeAtOp.make(pad.name, a, axis))
             self.done.add(pad.name)
+
+    def prefetch_weights(
+        self, a: str, anchor: ComputeOp, axis: str, row: int, distance: int, knob: str
+    ) -> None:
+        """Prefetch the anchor's right operand (its weights) `distance` bytes ahead of loop
+        `axis` of stage `a`, each iteration of which reads `row` elements further on; the
+        iterations ahead are the knob `knob` (0 turns it off). The matmul's column panels
+        and the NCHWc conv's weight rows use it."""
+        weights = right_operand(anchor)
+        ahead = distance // (row * max(element_bits(anchor.element_type) // 8, 1))
+        ahead = self.knob(knob, sorted({0, ahead}), ahead)
+        if weights is not None and ahead:
+            self.prims.append(PrefetchOp.make(a, weights, axis, ahead))
 
     def knob(self, name: str, candidates, default):
         """A template's choice: `default` unless the config (a tuning record) says otherwise;
