@@ -95,3 +95,49 @@ def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows)
         runner.close()
     for record in records:
         assert record.error == "ok", record.detail
+
+
+# -- row groups ---------------------------------------------------------------------------
+# A dense NCHWc conv whose input does not stay in L2 runs its parallel loop in row groups
+# (targets/cpu/schedules/conv2d.py `_row_group`): each group's input rows are read once by all
+# its channel-block tiles instead of the whole input once a tile. The choice follows the bytes
+# the conv moves, so a conv whose input fits keeps one group; every grouping computes the conv
+# (checked against the reference executor through the tuner's runner).
+
+GROUP_CASES = [
+    # (cin, cout, kernel, (h, w), stride, grouped by default)
+    pytest.param(256, 512, 1, (56, 56), 2, True, id="resnet-downsample-3MB-input"),
+    pytest.param(256, 128, 1, (56, 56), 1, True, id="1x1-3MB-input"),
+    pytest.param(128, 128, 3, (56, 56), 2, True, id="3x3-s2-1.8MB-input"),
+    pytest.param(64, 64, 3, (56, 56), 1, False, id="3x3-input-fits"),
+    pytest.param(512, 512, 3, (7, 7), 1, False, id="weights-9MB-input-small"),
+]
+
+
+@pytest.mark.parametrize(("cin", "cout", "k", "size", "stride", "grouped"), GROUP_CASES)
+def test_row_groups_follow_the_bytes_moved(cin, cout, k, size, stride, grouped) -> None:
+    task = _task(_kernel(cin, cout, k, size, stride))
+    knob = task.knobs["conv.row_group"]
+    default = task.default_config["conv.row_group"]
+    assert (default < max(knob.candidates)) == grouped, (default, knob.candidates)
+    schedule = TaskSpace(task).default().schedule
+    assert bool(re.search(r'te\.split "relu" k by \d+ -> \(k\.g, k\.r\)', schedule)) == grouped
+
+
+def test_every_row_grouping_computes_the_conv() -> None:
+    """Every row grouping the knob offers for an 18-row output (stride 2, row tiles of two
+    rows), one group included, against the reference."""
+    task = _task(_kernel(64, 96, 3, (35, 35), 2))
+    space = TaskSpace(task)
+    groups = task.knobs["conv.row_group"].candidates
+    assert len(groups) >= 3
+    candidates = [space.make({**task.default_config, "conv.row_group": g}) for g in groups]
+    assert all(c is not None for c in candidates)
+    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
+    try:
+        records = runner.measure(task, space, candidates)
+    finally:
+        runner.close()
+    assert len(records) == len(groups)
+    for record in records:
+        assert record.error == "ok", record.detail
