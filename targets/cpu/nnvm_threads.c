@@ -3,8 +3,10 @@
  *
  * A parallel loop is outlined into fn(ctx) (convert-parallel-to-threads); nnvm_parallel()
  * publishes it to the pool and runs it on the calling thread too. Inside fn, every thread claims
- * chunks of the iteration space from one shared counter (nnvm_loop_start / nnvm_loop_next), so
- * the caller alone can finish the whole loop. When it has, it closes the job and waits only for
+ * chunks of the iteration space from one shared pair of counters (nnvm_loop_start /
+ * nnvm_loop_next): the caller from the front, the workers from the back, so the caller alone
+ * can finish the whole loop, and with two threads each takes one contiguous half (the rows a
+ * kernel writes on a core are then mostly the rows the next kernel reads there). When it has, it closes the job and waits only for
  * the workers still inside fn, which are running; a worker that wakes late (its core was busy
  * with another process) finds the job closed and goes back to sleep. libgomp's GOMP_parallel
  * instead joins every thread of the team at a barrier, so one descheduled worker stalls the
@@ -39,7 +41,11 @@
 typedef void (*nnvm_task)(void *);
 
 struct job {
-    _Atomic int64_t next; /* the next unclaimed iteration */
+    /* iterations claimed from the front (low 32 bits) and from the back (high 32 bits) of the
+     * loop: the caller claims from the front and the workers from the back, so with both
+     * running each takes one contiguous half (a kernel's producer and consumer then split
+     * the rows alike), and either takes it all when the other is late */
+    _Atomic uint64_t taken;
     int32_t threads;      /* the team size fn sees */
     nnvm_task fn;
     void *ctx;
@@ -222,7 +228,7 @@ static void run_alone(nnvm_task fn, void *ctx) {
     struct loop saved = tl_loop;
     bool was = tl_in_team;
     int32_t chunks = tl_chunks;
-    atomic_init(&solo.next, 0);
+    atomic_init(&solo.taken, 0);
     tl_loop.job = &solo;
     tl_in_team = true;
     fn(ctx);
@@ -252,7 +258,7 @@ NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, i
     int team = ensure_workers(want - 1) + 1;
     if (team > want)
         team = want;
-    atomic_store_explicit(&shared_job.next, 0, memory_order_relaxed);
+    atomic_store_explicit(&shared_job.taken, 0, memory_order_relaxed);
     shared_job.threads = team;
     shared_job.fn = fn;
     shared_job.ctx = ctx;
@@ -287,13 +293,33 @@ static bool claim(int64_t *lo, int64_t *hi) {
     struct loop *l = &tl_loop;
     if (l->job == NULL)
         return false;
-    int64_t start = atomic_fetch_add_explicit(&l->job->next, l->chunk, memory_order_relaxed);
-    if (start >= l->end)
-        return false;
-    *lo = start;
-    *hi = start + l->chunk < l->end ? start + l->chunk : l->end;
-    tl_chunks++;
-    return true;
+    bool back = tl_index != 0;
+    if (l->end >= ((int64_t)1 << 31)) { /* too long to pack: every thread from the front */
+        int64_t start = (int64_t)atomic_fetch_add_explicit(&l->job->taken, (uint64_t)l->chunk,
+                                                           memory_order_relaxed);
+        if (start >= l->end)
+            return false;
+        *lo = start;
+        *hi = start + l->chunk < l->end ? start + l->chunk : l->end;
+        tl_chunks++;
+        return true;
+    }
+    uint64_t seen = atomic_load_explicit(&l->job->taken, memory_order_relaxed);
+    for (;;) {
+        int64_t front = (int64_t)(seen & 0xffffffffu), behind = (int64_t)(seen >> 32);
+        int64_t left = l->end - front - behind;
+        if (left <= 0)
+            return false;
+        int64_t n = l->chunk < left ? l->chunk : left;
+        uint64_t want = back ? seen + ((uint64_t)n << 32) : seen + (uint64_t)n;
+        if (atomic_compare_exchange_weak_explicit(&l->job->taken, &seen, want,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+            *lo = back ? l->end - behind - n : front;
+            *hi = *lo + n;
+            tl_chunks++;
+            return true;
+        }
+    }
 }
 
 /* Iterations [start, end) with step incr (1 in what the pass emits), in chunks. */
