@@ -52,30 +52,32 @@ def _task(text: str):
 
 
 CASES = [
-    # (cin, cout, kernel, (h, w), stride): rows per tile
-    pytest.param(64, 32, 1, (7, 7), 1, 2, id="1x1-7x7"),  # ResNet's last stage, 1x1
-    pytest.param(32, 32, 3, (7, 7), 1, 2, id="3x3-7x7"),  # its 3x3 (padded)
-    pytest.param(32, 32, 3, (5, 5), 1, 2, id="3x3-5x5"),  # a tail tile of 1 row
-    pytest.param(32, 32, 3, (14, 14), 2, 2, id="3x3-s2-to-7x7"),  # strided into 7 columns
-    pytest.param(32, 48, 3, (7, 7), 1, 2, id="odd-blocks-7x7"),  # 3 blocks: 2, then a tail
-    pytest.param(32, 80, 1, (13, 13), 1, 1, id="odd-blocks-13x13"),  # 5 (SqueezeNet's 63)
-    pytest.param(32, 32, 3, (17, 17), 1, 2, id="3x3-17x17"),  # tails in rows and columns
-    pytest.param(32, 32, (1, 7), (17, 17), 1, 2, id="1x7-17x17"),  # Inception's 1x7
-    pytest.param(32, 32, (7, 1), (17, 17), 1, 2, id="7x1-17x17"),  # and 7x1
-    pytest.param(32, 32, 1, (14, 14), 1, 1, id="14-wide-one-row"),  # a row fills the tile
+    # (cin, cout, kernel, (h, w), stride): rows per tile, channel blocks per tile (AVX-512)
+    pytest.param(64, 32, 1, (7, 7), 1, 2, 2, id="1x1-7x7"),  # ResNet's last stage, 1x1
+    pytest.param(32, 32, 3, (7, 7), 1, 2, 2, id="3x3-7x7"),  # its 3x3 (padded)
+    pytest.param(32, 32, 3, (5, 5), 1, 2, 2, id="3x3-5x5"),  # a tail tile of 1 row
+    pytest.param(32, 32, 3, (14, 14), 2, 2, 2, id="3x3-s2-to-7x7"),  # strided into 7 columns
+    pytest.param(32, 48, 3, (7, 7), 1, 1, 3, id="three-blocks-7x7"),  # 3 blocks: one tile
+    pytest.param(32, 80, 1, (13, 13), 1, 1, 2, id="odd-blocks-13x13"),  # 5 (SqueezeNet's 63)
+    pytest.param(32, 144, 1, (7, 7), 1, 2, 2, id="odd-blocks-7x7"),  # 9: 2, ..., then a tail
+    pytest.param(16, 48, 1, (56, 56), 1, 1, 3, id="three-blocks-56-wide"),  # 3 x 8, no tail
+    pytest.param(32, 32, 3, (17, 17), 1, 2, 2, id="3x3-17x17"),  # tails in rows and columns
+    pytest.param(32, 32, (1, 7), (17, 17), 1, 2, 2, id="1x7-17x17"),  # Inception's 1x7
+    pytest.param(32, 32, (7, 1), (17, 17), 1, 2, 2, id="7x1-17x17"),  # and 7x1
+    pytest.param(32, 32, 1, (14, 14), 1, 1, 2, id="14-wide-one-row"),  # a row fills the tile
 ]
 
 
-@pytest.mark.parametrize(("cin", "cout", "k", "size", "stride", "rows"), CASES)
-def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows) -> None:
+@pytest.mark.parametrize(("cin", "cout", "k", "size", "stride", "rows", "blocks"), CASES)
+def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows, blocks) -> None:
     task = _task(_kernel(cin, cout, k, size, stride))
     space = TaskSpace(task)
     default = space.default()
     if task.target.vector_bits < 512:
         rows = default.config.get("conv.rows", 1)  # other register budgets: numerics only
     assert default.config.get("conv.rows", 1) == rows
-    if task.target.vector_bits == 512:  # two channel blocks a tile, an odd count too (a tail)
-        assert default.config["conv.blocks"] == 2
+    if task.target.vector_bits == 512:  # two channel blocks a tile (an odd count: a tail), or
+        assert default.config["conv.blocks"] == blocks  # three where three divide, two not
     if rows > 1:
         assert re.search(rf'te\.split "relu" k by {rows} ', default.schedule), default.schedule
         assert 'te.unroll "conv2d" oh' in default.schedule
@@ -84,7 +86,7 @@ def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows)
         one_row = space.make({**default.config, "conv.rows": 1, "conv.whole_image": False})
         assert one_row is not None and 'te.unroll "conv2d" oh' not in one_row.schedule
         candidates.append(one_row)
-    if (cout // 16) % 2:  # and one block a tile (no tail)
+    if (cout // 16) % default.config["conv.blocks"]:  # and one block a tile (no tail)
         one_block = space.make({**default.config, "conv.blocks": 1})
         assert one_block is not None
         candidates.append(one_block)
