@@ -22,11 +22,28 @@
 // SMALL-LABEL: func.func private @fused_add_exp_mul
 // SMALL:       te.vectorize "mul" mul.fused.i
 // SMALL-NEXT:  }
-func.func private @fused_add_exp_mul(%x: tensor<2x3x16xf32>, %y: tensor<3x1xf32>) -> tensor<2x3x16xf32> {
-  %a = nnvm.add %x, %y : (tensor<2x3x16xf32>, tensor<3x1xf32>) -> tensor<2x3x16xf32>
+func.func private @fused_add_exp_mul(%x: tensor<2x3x16xf32>, %y: tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
+  %a = nnvm.add %x, %y : (tensor<2x3x16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
   %e = nnvm.exp %a : (tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
   %m = nnvm.mul %e, %x : (tensor<2x3x16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
   func.return %m : tensor<2x3x16xf32>
+}
+
+// -----
+
+// A broadcast read (a per-channel scale) or a concat's select needs the axes: the outer axes
+// fused, the columns a loop, the channel block one vector (no div/mod of a fused index).
+// CHECK-LABEL: func.func private @fused_concat_mul
+// CHECK:      te.schedule {
+// CHECK-NEXT:   te.compute_inline "concat"
+// CHECK-NEXT:   te.fuse "mul" (i, j, k) -> mul.outer
+// CHECK-NEXT:   te.vectorize "mul" m
+// CHECK-NEXT:   te.parallel "mul" mul.outer
+// CHECK-NEXT: }
+func.func private @fused_concat_mul(%x: tensor<2x1x5x7x16xf32>, %y: tensor<2x2x5x7x16xf32>, %s: tensor<2x3x1x1x16xf32>) -> tensor<2x3x5x7x16xf32> {
+  %c = nnvm.concat %x, %y {axis = 1} : (tensor<2x1x5x7x16xf32>, tensor<2x2x5x7x16xf32>) -> tensor<2x3x5x7x16xf32>
+  %m = nnvm.mul %c, %s : (tensor<2x3x5x7x16xf32>, tensor<2x3x1x1x16xf32>) -> tensor<2x3x5x7x16xf32>
+  func.return %m : tensor<2x3x5x7x16xf32>
 }
 
 // -----
