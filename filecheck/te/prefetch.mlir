@@ -1,6 +1,8 @@
 // te.prefetch: at the top of each iteration of the named loop, a hint.prefetch of the element
-// the stage reads `offset` iterations later (inner loops at 0); convert-to-llvm makes it
-// llvm.prefetch (read, locality 3, data) on a GEP that need not be in bounds.
+// the stage reads `offset` iterations later (inner loops at 0), and of each other cache line
+// the loops inside read there (a vector wider than a line, a short unrolled loop);
+// convert-to-llvm makes it llvm.prefetch (read, locality 3, data) on a GEP that need not be in
+// bounds.
 // RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | filecheck %s
 // RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"},convert-to-llvm' | filecheck %s --check-prefix=LLVM
 // RUN: nnvm-opt %s --split-input-file -p 'lower-te-to-loops{target="llvm -mcpu=x86-64-v3"}' | nnvm-opt --split-input-file | filecheck %s
@@ -24,6 +26,50 @@ func.func @gemv(%W: tensor<4x1024xf32>, %x: tensor<1024xf32>) -> tensor<4xf32> {
     te.prefetch "y" "arg0" at k.o by 8
   }
   func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// A vector of 32 floats spans two 64-byte lines: both are prefetched (a matmul panel's row).
+// CHECK-LABEL: func.func @panel
+// CHECK:      scf.for %k = %c0 to %c64 step %c1 {
+// CHECK-NEXT:   %[[K:.*]] = arith.addi %k, %c8 : index
+// CHECK-NEXT:   hint.prefetch %B[%[[K]], %c0] {locality = 3 : i64} : memref<64x32xf32>
+// CHECK-NEXT:   hint.prefetch %B[%[[K]], %c16] {locality = 3 : i64} : memref<64x32xf32>
+// CHECK-NOT:    hint.prefetch
+// CHECK:      }
+func.func @panel(%A: tensor<4x64xf32>, %B: tensor<64x32xf32>) -> tensor<4x32xf32> {
+  %c = te.compute "c" [i, j] sum [k : 64] = %A[i, k] * %B[k, j] : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+  te.schedule {
+    te.reorder "c" (i, k, j)
+    te.vectorize "c" j
+    te.prefetch "c" "arg1" at k by 8
+  }
+  func.return %c : tensor<4x32xf32>
+}
+
+// -----
+
+// An unrolled loop over rows of the weights (a conv tile's channel blocks): one prefetch per
+// row; a loop the read does not depend on (the tile's columns) adds none.
+// CHECK-LABEL: func.func @blocks
+// CHECK:      scf.for %k = %c0 to %c64 step %c1 {
+// CHECK-NEXT:   %[[K0:.*]] = arith.addi %k, %c8 : index
+// CHECK-NEXT:   hint.prefetch %W[%c0, %[[K0]], %c0] {locality = 3 : i64} : memref<2x64x16xf32>
+// CHECK-NEXT:   %[[K1:.*]] = arith.addi %k, %c8 : index
+// CHECK-NEXT:   hint.prefetch %W[%c1, %[[K1]], %c0] {locality = 3 : i64} : memref<2x64x16xf32>
+// CHECK-NOT:    hint.prefetch
+// CHECK:      }
+func.func @blocks(%W: tensor<2x64x16xf32>, %x: tensor<3x64xf32>) -> tensor<2x3x16xf32> {
+  %y = te.compute "y" [o, c, j] sum [k : 64] = %W[o, k, j] * %x[c, k] : (tensor<2x64x16xf32>, tensor<3x64xf32>) -> tensor<2x3x16xf32>
+  te.schedule {
+    te.reorder "y" (k, c, o, j)
+    te.unroll "y" c
+    te.unroll "y" o
+    te.vectorize "y" j
+    te.prefetch "y" "arg0" at k by 8
+  }
+  func.return %y : tensor<2x3x16xf32>
 }
 
 // BAD: prefetch-invalid.mlir:6:5: error: te.prefetch: 'y' does not read 'arg1'

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from nnvm.dialects.hint import PrefetchOp
+from nnvm.dialects.te.analysis import depends_on
+from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.ops import ReadOp
 from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
 from nnvm.lowering.te_to_loops.compute_at import AttachedRegion, attached_region
@@ -332,34 +335,42 @@ class LoopNestEmitter(TensorizeEmitter):
     ) -> None:
         """te.prefetch at leaves[k]: for each read of the tensor in the formula, a
         `hint.prefetch` of the element it reads `offset` iterations of the loop later, the
-        loops inside at 0. A read whose index is not one scalar (a vector lane index) or a
-        tensor not in memory here (inlined) gets none."""
+        loops inside at 0, and one more for each other cache line the loops inside read
+        there (`_prefetch_points`: a 32-float row of a matmul panel is two lines, a conv tile
+        of two channel blocks reads two weight rows). A read whose index is not one scalar (a
+        vector lane index) or a tensor not in memory here (inlined) gets none."""
         leaf = leaves[k]
         compute = nest.compute
         for tensor, offset, _ in leaf.prefetch:
             view = scope.views.get(tensor)
             if view is None:
                 continue
-            # the leaves' values (this one advanced, the inner ones 0); the axes derived
-            # from them are derived again
-            ahead = {v: vals[v] for v in leaves[:k]}
-            ahead[leaf] = self.iadd(vals[leaf], self.cval(offset))
-            for v in leaves[k + 1 :]:
-                ahead[v] = self.cval(0)
-            self.derive(nest, ahead)
-            args = real_indices(self, nest, ahead) + [ahead[v] for v in nest.stage.reduce_root]
-            formula = FormulaEval(self, compute, args, scope)
             for op in compute.block.ops:
                 if not isinstance(op, ReadOp) or op.tensor is not tensor.value:
                     continue
-                try:
-                    idx = [formula.eval(i) for i in op.indices]
-                except NotVectorizable:
-                    continue
-                if any(i.kind != "u" for i in idx):
-                    continue
-                buf = view_indices(self, idx, view.offsets)
-                self.add(PrefetchOp(view.buffer, [i.ssa for i in buf]))
+                points, lines = _prefetch_points(nest, leaves[k + 1 :], op)
+                for inner in points:
+                    # the leaves' values (this one advanced, the inner ones at the point);
+                    # the axes derived from them are derived again
+                    ahead = {v: vals[v] for v in leaves[:k]}
+                    ahead[leaf] = self.iadd(vals[leaf], self.cval(offset))
+                    for v in leaves[k + 1 :]:
+                        ahead[v] = self.cval(inner.get(v, 0))
+                    self.derive(nest, ahead)
+                    args = real_indices(self, nest, ahead) + [
+                        ahead[v] for v in nest.stage.reduce_root
+                    ]
+                    formula = FormulaEval(self, compute, args, scope)
+                    try:
+                        idx = [formula.eval(i) for i in op.indices]
+                    except NotVectorizable:
+                        continue
+                    if any(i.kind != "u" for i in idx):
+                        continue
+                    buf = view_indices(self, idx, view.offsets)
+                    for line in lines:  # the vector's further lines: the same address on
+                        last = self.iadd(buf[-1], self.cval(line)) if line else buf[-1]
+                        self.add(PrefetchOp(view.buffer, [i.ssa for i in [*buf[:-1], last]]))
 
     def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:
         """Give values to every axis that follows from the known ones (split: outer * factor +
@@ -391,3 +402,42 @@ class LoopNestEmitter(TensorizeEmitter):
 def _splits(stage: Stage) -> list[Split]:
     """The stage's splits and its tail bounds (both: parent = outer * |inner| + inner)."""
     return [r for r in stage.relations if isinstance(r, Split)] + stage.tails
+
+
+PREFETCH_LINE_BYTES = 64
+MAX_PREFETCH_POINTS = 8
+"""Prefetches one te.prefetch puts in a loop body at most (a tile's distinct cache lines)."""
+
+
+def _prefetch_points(
+    nest: Nest, inner: list[IterVar], read: ReadOp
+) -> tuple[list[dict[IterVar, int]], list[int]]:
+    """Where `read` touches cache lines in the loops inside a prefetch's loop: the points
+    (values of those loops) of each iteration of a short unrolled loop the read depends on
+    other than along its last index (the channel blocks of a conv tile: a weight row each),
+    the point with every loop at 0 first; and the offsets along the last index of each line
+    a vectorized loop along it spans (a matmul panel's 32-float row: 0 and 16), added to the
+    address (a displacement, no index arithmetic)."""
+    args = list(nest.compute.block.args)
+    roots = nest.stage.root
+    t = read.tensor.type
+    size = max(element_bits(t.element_type) // 8, 1) if isinstance(t, TensorType) else 4
+    per_line = max(PREFETCH_LINE_BYTES // size, 1)
+    points: list[dict[IterVar, int]] = [{}]
+    lines = [0]
+    for v in inner:
+        extent = nest.ext.get(v, v.extent)
+        if extent <= 1 or v.annotation not in ("vectorize", "unroll"):
+            continue
+        probe = {u: 0 for u in nest.stage.leaves}
+        probe[v] = 1
+        nest.stage.derive(probe, nest.ext, lambda o, i, e: o * e + i, lambda f, e: (f // e, f % e))
+        moved = [args[j] for j, r in enumerate(roots) if probe.get(r, 0) and j < len(args)]
+        on_last = bool(read.indices) and any(depends_on(read.indices[-1], a) for a in moved)
+        on_any = any(depends_on(i, a) for i in read.indices for a in moved)
+        if v.annotation == "vectorize" and on_last and len(lines) == 1:
+            lines = list(range(0, extent, per_line))
+        elif v.annotation == "unroll" and on_any and not on_last and extent <= 4:
+            points = [{**p, v: x} for p in points for x in range(extent)]
+    cap = max(MAX_PREFETCH_POINTS // len(lines), 1)
+    return points[:cap], lines
