@@ -428,8 +428,10 @@ def _prefetch_points(
     per_line = max(PREFETCH_LINE_BYTES // size, 1)
     points: list[dict[IterVar, int]] = [{}]
     lines = [0]
+    work = 1  # vector operations an iteration of the prefetch's loop does
     for v in inner:
         extent = nest.ext.get(v, v.extent)
+        work *= -(-extent // per_line) if v.annotation == "vectorize" else extent
         if extent <= 1 or v.annotation not in ("vectorize", "unroll"):
             continue
         probe = {u: 0 for u in nest.stage.leaves}
@@ -445,10 +447,6 @@ def _prefetch_points(
     # a prefetch for at least PREFETCH_WORK vector operations of an iteration: an LSTM
     # step's 1 x 128 tile (8 multiply-adds a row, its weights in L2) ran 1.35x slower with
     # a prefetch for each of its row's 8 lines, 1.07x with two
-    work = 1
-    for v in inner:
-        extent = nest.ext.get(v, v.extent)
-        work *= -(-extent // per_line) if v.annotation == "vectorize" else extent
     budget = min(max(work // PREFETCH_WORK, 1), MAX_PREFETCH_POINTS)
     lines = lines[:budget]
     return points[: max(budget // len(lines), 1)], lines

@@ -6,11 +6,12 @@
  * chunks of the iteration space from one shared pair of counters (nnvm_loop_start /
  * nnvm_loop_next): the caller from the front, the workers from the back, so the caller alone
  * can finish the whole loop, and with two threads each takes one contiguous half (the rows a
- * kernel writes on a core are then mostly the rows the next kernel reads there). When it has, it closes the job and waits only for
- * the workers still inside fn, which are running; a worker that wakes late (its core was busy
- * with another process) finds the job closed and goes back to sleep. libgomp's GOMP_parallel
- * instead joins every thread of the team at a barrier, so one descheduled worker stalls the
- * caller for a scheduler time slice, on every parallel loop.
+ * kernel writes on a core are then mostly the rows the next kernel reads there). When the
+ * caller has finished it, it closes the job and waits only for the workers still inside fn,
+ * which are running; a worker that wakes late (its core was busy with another process) finds
+ * the job closed and goes back to sleep. libgomp's GOMP_parallel instead joins every thread of
+ * the team at a barrier, so one descheduled worker stalls the caller for a scheduler time
+ * slice, on every parallel loop.
  *
  * The same signatures as libgomp's (GOMP_parallel, GOMP_loop_dynamic_start/next/end_nowait,
  * omp_get_num_threads), under our names. Compiled into every model library and, for the JIT,

@@ -252,11 +252,8 @@ def _conv_tile(
     (MobileNet's 7x7: 1.04 -> 1.40x onnxruntime), so it keeps to dividing tiles where the row
     has any."""
 
-    def busy(extent: int, tile: int) -> float:
-        return extent / (-(-extent // tile) * tile)
-
     def score(blocks: int, rows: int, cols: int) -> tuple[float, int, int, bool]:
-        useful = blocks * rows * cols * busy(ow, cols) * busy(oh, rows) * busy(ncb, blocks)
+        useful = _busy_accumulators(ow, oh, ncb, (blocks, rows, cols))
         return round(useful, 9), blocks, -rows, ow % cols == 0
 
     tails = tails or not any(ow % c == 0 for c in range(2, min(max_cols, ow) + 1))
@@ -275,19 +272,28 @@ def _conv_tile(
     return best
 
 
+def _busy_accumulators(ow: int, oh: int, ncb: int, tile: tuple[int, int, int]) -> float:
+    """Accumulators a (channel blocks, rows, columns) register tile keeps busy on average over
+    an ow x oh map of ncb blocks: its size times the share its tail tiles leave busy."""
+
+    def busy(extent: int, size: int) -> float:
+        return extent / (-(-extent // size) * size)
+
+    blocks, rows, cols = tile
+    return blocks * rows * cols * busy(ow, cols) * busy(oh, rows) * busy(ncb, blocks)
+
+
 def _three_blocks(
     ow: int, ncb: int, budget: int, max_cols: int, tile: tuple[int, int, int], oh: int
 ) -> tuple[int, int, int]:
     """The tile of three channel blocks (one row) for a conv whose block count three divide
     and two do not, when it keeps THREE_BLOCKS_GAIN times the accumulators of `tile` busy."""
 
-    def useful(blocks: int, rows: int, cols: int) -> float:
-        over_rows = oh / (-(-oh // rows) * rows)
-        over_blocks = ncb / (-(-ncb // blocks) * blocks)
-        return blocks * rows * cols * ow / (-(-ow // cols) * cols) * over_rows * over_blocks
+    def useful(t: tuple[int, int, int]) -> float:
+        return _busy_accumulators(ow, oh, ncb, t)
 
-    cols = max(range(1, min(budget // 3, max_cols, ow) + 1), key=lambda c: (useful(3, 1, c), -c))
-    return (3, 1, cols) if useful(3, 1, cols) >= THREE_BLOCKS_GAIN * useful(*tile) else tile
+    cols = max(range(1, min(budget // 3, max_cols, ow) + 1), key=lambda c: (useful((3, 1, c)), -c))
+    return (3, 1, cols) if useful((3, 1, cols)) >= THREE_BLOCKS_GAIN * useful(tile) else tile
 
 
 def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:

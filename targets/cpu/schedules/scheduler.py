@@ -486,13 +486,19 @@ def _has_taps(op: ComputeOp) -> bool:
     return any(n > 1 for n in _read_counts(op).values())
 
 
-def product_reads(anchor: ComputeOp) -> tuple[ReadOp, ReadOp] | None:
-    """The two reads a product's formula multiplies (a matmul's or a conv's input and
-    weights), when the formula is a plain product of two reads."""
+def _product(anchor: ComputeOp) -> arith.MulfOp | None:
+    """The multiplication a product's formula (a matmul's, a conv's) yields, if it is one."""
     term = anchor.block.last_op
     value = term.operands[0] if term is not None and term.operands else None
     product = value.owner if value is not None else None
-    if not isinstance(product, arith.MulfOp):
+    return product if isinstance(product, arith.MulfOp) else None
+
+
+def product_reads(anchor: ComputeOp) -> tuple[ReadOp, ReadOp] | None:
+    """The two reads a product's formula multiplies (a matmul's or a conv's input and
+    weights), when the formula is a plain product of two reads."""
+    product = _product(anchor)
+    if product is None:
         return None
     lhs, rhs = product.lhs.owner, product.rhs.owner
     if not isinstance(lhs, ReadOp) or not isinstance(rhs, ReadOp):
@@ -502,11 +508,9 @@ def product_reads(anchor: ComputeOp) -> tuple[ReadOp, ReadOp] | None:
 
 def right_operand(anchor: ComputeOp) -> str | None:
     """The stage name of the tensor a product's formula multiplies by (its second factor: a
-    matmul's or a conv's weights), when the formula is a plain product of two reads."""
-    term = anchor.block.last_op
-    value = term.operands[0] if term is not None and term.operands else None
-    product = value.owner if value is not None else None
-    if not isinstance(product, arith.MulfOp) or not isinstance(product.rhs.owner, ReadOp):
+    matmul's or a conv's weights), when that factor is a read."""
+    product = _product(anchor)
+    if product is None or not isinstance(product.rhs.owner, ReadOp):
         return None
     tensor = product.rhs.owner.tensor
     if isinstance(tensor, BlockArgument):
