@@ -37,6 +37,7 @@ from nnvm.support.ir import argument_names, find_function
 from nnvm.support.ir_text import ir_text
 from nnvm.support.param_store import attach_params, params_of
 from nnvm.support.params import params_fingerprint
+from nnvm.support.pass_statistics import Statistic, statistics_of
 from nnvm.support.target import Target, parse_target
 
 
@@ -287,6 +288,14 @@ def tuned_modules(
     times.kernels_untuned += counts.untuned + counts.stale
 
 
+def _count_device_tuning(stats: Mapping[str, Statistic], times: BuildTimes) -> None:
+    """A device's tuning pass counts its layers as apply-tuning-log counts kernels
+    (statistics 'tuned', 'untuned', 'stale'); they join the build's counts."""
+    times.kernels_tuned += int(stats["tuned"].value) if "tuned" in stats else 0
+    for name in ("untuned", "stale"):
+        times.kernels_untuned += int(stats[name].value) if name in stats else 0
+
+
 def place_kernels(
     kernels: Mapping[str, func.FuncOp], devices: Sequence[Target]
 ) -> dict[str, Target | None]:
@@ -444,6 +453,7 @@ def build(
             device = placement[n]
             for p in device.tuning_passes(str(tuning_log)) if device is not None else ():
                 p.apply(ctx, modules[n])
+                _count_device_tuning(statistics_of(modules[n]).get(p.name, {}), times)
         times.stages["apply-tuning-log"] = time.perf_counter() - start
     texts = {name: ir_text(m) for name, m in modules.items()}  # key, worker job, checks
     if dump is None:

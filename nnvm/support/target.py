@@ -70,6 +70,8 @@ class Target(ABC):
     kind: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
     is_host: ClassVar[bool] = False
+    has_cycle_model: ClassVar[bool] = False
+    """True when `simulate_kernel` times this target's kernels (the tuner measures there)."""
     kernel_format: ClassVar[str] = "object"
     """'object': emit_kernel gives a relocatable object the host links in (its kernels are then
     host-callable symbols); anything else: a blob embedded in the library as data."""

@@ -8,6 +8,9 @@
     nnvm-tune merge a.jsonl b.jsonl -o all.jsonl
     nnvm-tune model.onnx --log tune.jsonl --cluster tcp://10.0.0.2:8786   # measure on Dask workers
     nnvm-tune model.onnx --log tune.jsonl --rpc 10.0.0.7:9090 --target 'llvm -mcpu=...'
+    nnvm-tune model.onnx --log tune.jsonl --quantize shift --calibration calib.npz --device accel
+        # the accelerator's layers on its cycle model; build with the same --quantize,
+        # --calibration and --device and --tuning-log tune.jsonl
 
 Each trial is a line of the log, written as it is measured; Ctrl-C leaves a valid log (exit
 130), and --resume measures nothing the log already has."""
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 
 from nnvm.support.errors import UserError
 from nnvm.tools.common import ArgumentParser, parse_shapes, run_tool
+from nnvm.tools.quantize_options import add_quantize_options, quantize_from_args
 
 SUBCOMMANDS = ("show", "best", "merge")
 
@@ -103,6 +107,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", required=True, metavar="LOG.jsonl", help="the tuning log")
     parser.add_argument("--resume", action="store_true", help="continue the log's run")
     parser.add_argument("--target", default="llvm", help="host target, e.g. 'llvm -mcpu=...'")
+    parser.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="a device target for the kernels it accepts, as nnvm-compile --device: its "
+        "kernels are tuned on its cycle model (repeatable)",
+    )
+    parser.add_argument(
+        "--load-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE|FILE.py",
+        help="load a plugin (targets, passes, dialects) that is not installed (repeatable)",
+    )
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...")
     parser.add_argument("--trials", type=_positive, default=64, help="trials per task")
     parser.add_argument("--tasks", type=_positive, help="tune only the N heaviest tasks")
@@ -143,6 +162,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="a log of another run (another model, same target): its kernels' measurements "
         "train the cost model before each task's own trials (repeatable)",
     )
+    add_quantize_options(parser)
     args = parser.parse_args(argv)
     if args.rpc and args.cluster:
         raise UserError("--rpc and --cluster each name where to measure: give one")
@@ -153,23 +173,34 @@ def run(argv: Sequence[str] | None = None) -> int:
         for w in log.warnings:
             sys.stderr.write(f"warning: {path}: {w}\n")
 
+    from nnvm.support.plugins import load_plugin_module
     from nnvm.tools.compile import _complete_shapes, _load_model
+    from nnvm.tune.routed_runner import RoutedRunner
     from nnvm.tune.runner import LocalRunner, MeasureOptions
     from nnvm.tune.task import extract_tasks, tasks_by_weight
     from nnvm.tune.tuner import tune
 
+    for plugin in args.load_plugin:
+        load_plugin_module(plugin)
     model, name = _load_model(args.model)
     shapes = _complete_shapes(model, parse_shapes(args.shape))
     from nnvm.frontend import from_onnx
 
     module, params = from_onnx(model, shape=shapes or None)
-    tasks = tasks_by_weight(extract_tasks(module, params, args.target))
+    quantized = quantize_from_args(module, params, args)
+    if quantized is not None:
+        module, params = quantized.module, quantized.params
+        print(quantized.summary)
+    tasks = tasks_by_weight(extract_tasks(module, params, args.target, devices=args.device))
     if args.tasks:
         tasks = tasks[: args.tasks]
     if not tasks:
-        print(f"{name}: no tunable kernels (conv2d, dense, matmul) for this target")
+        print(f"{name}: no tunable kernels (conv2d, dense, matmul) for these targets")
         return 0
-    print(f"{name}: {len(tasks)} tasks, up to {args.trials} trials each -> {args.log}")
+    RoutedRunner.check(tasks)
+    on_devices = sum(not t.target.is_host for t in tasks)
+    where = f" ({on_devices} on devices, measured on their cycle models)" if on_devices else ""
+    print(f"{name}: {len(tasks)} tasks{where}, up to {args.trials} trials each -> {args.log}")
     options = MeasureOptions(repeat=args.repeat, threads=args.threads)
     if args.cluster:
         from nnvm.tune.dask_runner import DaskRunner
@@ -189,6 +220,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         runner = RPCRunner(args.rpc, options, token=token)
     else:
         runner = LocalRunner(options)
+    if on_devices:
+        runner = RoutedRunner(runner, options)
     try:
         result = tune(
             tasks,

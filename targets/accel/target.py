@@ -28,6 +28,7 @@ OPTIONS = ("config", "config-sha", "virtual-threads")
 class AccelTarget(Target):
     kind: ClassVar[str] = "accel"
     kernel_format: ClassVar[str] = "accel-program"
+    has_cycle_model: ClassVar[bool] = True
 
     config: str = ""
     """Path of the accel config JSON ('' : VTA's PYNQ configuration)."""
