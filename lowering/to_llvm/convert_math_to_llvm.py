@@ -140,6 +140,7 @@ class _Approx:
     method: str
     fallback: Handler
     approximate: bool
+    ldexp: bool = False
 
     def __call__(self, op: Operation, b: LLVMBuilder):
         args = _args(op, b)
@@ -151,19 +152,21 @@ class _Approx:
             return self.fallback(op, b)
         if isinstance(e, Float16Type):
             wide = b.fpext(x, same_shape(x.type, f32))
-            r = getattr(F32Math(b, wide.type), self.method)(wide)
+            r = getattr(F32Math(b, wide.type, self.ldexp), self.method)(wide)
             return [b.fptrunc(r, x.type)]
         if isinstance(e, Float32Type):
-            return [getattr(F32Math(b, x.type), self.method)(x)]
+            return [getattr(F32Math(b, x.type, self.ldexp), self.method)(x)]
         return None
 
 
-def math_table(approximate: bool = True) -> dict[type[Operation], Handler]:
+def math_table(approximate: bool = True, ldexp: bool = False) -> dict[type[Operation], Handler]:
+    """`ldexp`: the target has an instruction for llvm.ldexp (AVX-512's vscalefps), which
+    scales exp's result (also inside tanh and erf) in one step."""
     return {
-        math.ExpOp: _Approx("exp", _xdsl_op(llvm.FExpOp), approximate),
+        math.ExpOp: _Approx("exp", _xdsl_op(llvm.FExpOp), approximate, ldexp),
         math.LogOp: _Approx("log", _xdsl_op(llvm.FLogOp), approximate),
-        math.TanhOp: _Approx("tanh", _intrinsic("tanh"), approximate),
-        math.ErfOp: _Approx("erf", _libm("erf"), approximate),
+        math.TanhOp: _Approx("tanh", _intrinsic("tanh"), approximate, ldexp),
+        math.ErfOp: _Approx("erf", _libm("erf"), approximate, ldexp),
         math.AbsFOp: _xdsl_op(llvm.FAbsOp),
         math.SqrtOp: _xdsl_op(llvm.FSqrtOp),
         math.RsqrtOp: _rsqrt,
@@ -209,6 +212,8 @@ class ConvertMathToLLVM(ModulePass):
 
     approximate: bool = True
     """Use the polynomial approximations (else LLVM intrinsics / libm for everything)."""
+    ldexp: bool = False
+    """The target has an ldexp instruction (AVX-512): exp scales by it in one step."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_table(op, math_table(self.approximate))
+        apply_table(op, math_table(self.approximate, self.ldexp))

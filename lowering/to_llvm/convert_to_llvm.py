@@ -60,6 +60,8 @@ class ConvertToLLVM(ModulePass):
 
     approximate_math: bool = True
     """f32 exp/log/tanh/erf as inline polynomials (else LLVM intrinsics and libm)."""
+    ldexp: bool = False
+    """The target has an ldexp instruction (AVX-512's vscalefps) for exp's scaling."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lowerable_signatures(op)
@@ -67,7 +69,7 @@ class ConvertToLLVM(ModulePass):
             p.apply(ctx, op)
         retype_successor_block_args(op)
         table = {
-            **math_table(self.approximate_math),
+            **math_table(self.approximate_math, self.ldexp),
             **VECTOR_TABLE,
             **MEMREF_TABLE,
             **ARITH_TABLE,

@@ -222,9 +222,9 @@ class KernelBuilder:
         return self.op(vector.FMAOp(a, b, c))
 
 
-def lower(module: ModuleOp) -> ModuleOp:
-    """Run the whole CPU lowering in place and verify."""
-    ConvertToLLVM().apply(Context(), module)
+def lower(module: ModuleOp, ldexp: bool = False) -> ModuleOp:
+    """Run the whole CPU lowering in place and verify (`ldexp`: as for an AVX-512 target)."""
+    ConvertToLLVM(ldexp=ldexp).apply(Context(), module)
     module.verify()
     return module
 
