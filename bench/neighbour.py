@@ -39,15 +39,29 @@ def spinning_neighbour() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
+BLOCK_S = 0.25
+"""Each runtime is called for this long before the other's turn. Call-by-call alternation let
+one runtime's idle pool threads (onnxruntime's spin for a while after each run) take cores
+from the other's run: a second neighbour that only one of them brought."""
+
+
 def _calls(fns, seconds: float) -> list[list[float]]:
-    """Per-call seconds of each fn, called in turn until `seconds` have passed."""
+    """Per-call seconds of each fn, the fns taking turns in blocks of BLOCK_S (the first call
+    of a block, which may find the pool asleep or the other's threads still spinning, is not
+    kept) until `seconds` have passed."""
     out: list[list[float]] = [[] for _ in fns]
     stop = time.perf_counter() + seconds
     while time.perf_counter() < stop or min(len(t) for t in out) < 5:
         for k, fn in enumerate(fns):
-            start = time.perf_counter()
             fn()
-            out[k].append(time.perf_counter() - start)
+            block_end = time.perf_counter() + BLOCK_S
+            while True:
+                start = time.perf_counter()
+                fn()
+                end = time.perf_counter()
+                out[k].append(end - start)
+                if end >= block_end:
+                    break
     return out
 
 

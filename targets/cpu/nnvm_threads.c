@@ -13,6 +13,16 @@
  * the team at a barrier, so one descheduled worker stalls the caller for a scheduler time
  * slice, on every parallel loop.
  *
+ * A worker descheduled while it holds a chunk still makes the caller wait for it (its chunk
+ * must be done before the next kernel reads the rows), for as long as the other process keeps
+ * its core: milliseconds. So a wait that long on a worker (STALL_CHUNKS times the caller's
+ * mean chunk, and at least STALL_NS) caps the team one thread smaller for a while, after which
+ * the full team is tried again. The while starts at CAP_MIN_NS and doubles, up to CAP_MAX_NS,
+ * each time a stall follows soon (RECUR_NS) after the last cap ended: a quiet machine's
+ * occasional preemption (ResNet-50 at two threads: a wait of 0.6-2.7 ms every 200 ms) costs
+ * a few milliseconds on one thread, and beside a CPU-bound neighbour on two cores the caller
+ * soon runs the loops alone at one core's speed instead of stalling on most of them.
+ *
  * The same signatures as libgomp's (GOMP_parallel, GOMP_loop_dynamic_start/next/end_nowait,
  * omp_get_num_threads), under our names. Compiled into every model library and, for the JIT,
  * into a small shared library of its own (targets/llvm/compile.py). */
@@ -38,6 +48,11 @@
 #define MAX_WORKERS 255
 #define SPIN_BEFORE_SLEEP 20000 /* polls (~50-100 us) before a worker sleeps on the condvar */
 #define CLOSED (1u << 30)
+#define STALL_NS 200000      /* a wait on a worker at least this long (and STALL_CHUNKS */
+#define STALL_CHUNKS 4       /* chunks) means its core is taken by another process */
+#define CAP_MIN_NS 2000000   /* then teams are one thread smaller for 2 ms, */
+#define CAP_MAX_NS 200000000 /* doubling up to 200 ms while the stalls recur */
+#define RECUR_NS 50000000    /* within 50 ms of the last cap's end */
 
 typedef void (*nnvm_task)(void *);
 
@@ -87,6 +102,37 @@ static inline int64_t now_ns(void) {
 }
 
 static inline bool tracing(void) { return atomic_load_explicit(&trace_on, memory_order_relaxed); }
+
+/* The team cap after a stall: loops until cap_until_ns (CLOCK_MONOTONIC) run with at most
+ * cap_threads threads; 0: no cap. Read by every caller, written under pool_lock. */
+static _Atomic int64_t cap_until_ns;
+static _Atomic int32_t cap_threads;
+static int64_t last_cap_end_ns, last_cap_ns; /* the latest cap (0: none yet); under pool_lock */
+static _Atomic int64_t stalls; /* how many waits capped the team (nnvm_pool_stalls) */
+
+/* A wait on a worker ended at `end` was a stall: cap the team below `team` threads. */
+static void cap_after_stall(int team, int64_t end) {
+    int64_t length = CAP_MIN_NS;
+    if (last_cap_end_ns != 0 && end - last_cap_end_ns < RECUR_NS)
+        length = last_cap_ns * 2 < CAP_MAX_NS ? last_cap_ns * 2 : CAP_MAX_NS;
+    last_cap_ns = length;
+    last_cap_end_ns = end + length;
+    atomic_store_explicit(&cap_threads, team > 1 ? team - 1 : 1, memory_order_relaxed);
+    atomic_store_explicit(&cap_until_ns, end + length, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stalls, 1, memory_order_relaxed);
+}
+
+static int capped(int want) {
+    int64_t until = atomic_load_explicit(&cap_until_ns, memory_order_relaxed);
+    if (until == 0)
+        return want;
+    if (now_ns() >= until) {
+        atomic_store_explicit(&cap_until_ns, 0, memory_order_relaxed);
+        return want;
+    }
+    int cap = atomic_load_explicit(&cap_threads, memory_order_relaxed);
+    return want < cap ? want : cap;
+}
 
 static void trace_record(int64_t start, int32_t thread) {
     int64_t end = now_ns();
@@ -245,6 +291,8 @@ NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, i
     int want = nthreads > 0 ? nthreads : default_threads();
     if (want > MAX_WORKERS + 1)
         want = MAX_WORKERS + 1;
+    if (!tl_in_team)
+        want = capped(want);
     bool traced = !tl_in_team && tracing();
     int64_t t0 = traced ? now_ns() : 0;
     if (!tl_in_team)
@@ -272,20 +320,29 @@ NNVM_THREADS_API void nnvm_parallel(nnvm_task fn, void *ctx, int32_t nthreads, i
     }
     tl_in_team = true;
     tl_loop.job = &shared_job;
+    int64_t start = now_ns();
     fn(ctx); /* claims chunks until none are left */
     tl_loop.job = NULL;
     tl_in_team = false;
     if (traced)
         trace_record(t0, 0);
     atomic_fetch_or_explicit(&state, CLOSED, memory_order_acq_rel);
-    /* wait for the workers still inside fn: they are running (they claimed a chunk or are
-     * about to find none left) */
-    int spins = 0;
-    while ((atomic_load_explicit(&state, memory_order_acquire) & ~CLOSED) != 0) {
-        if (++spins < 1000)
-            cpu_relax();
-        else
-            sched_yield();
+    /* wait for the workers still inside fn: they claimed a chunk or are about to find none
+     * left, and are running unless another process took their core */
+    if ((atomic_load_explicit(&state, memory_order_acquire) & ~CLOSED) != 0) {
+        int64_t waited_from = now_ns();
+        int spins = 0;
+        while ((atomic_load_explicit(&state, memory_order_acquire) & ~CLOSED) != 0) {
+            if (++spins < 1000)
+                cpu_relax();
+            else
+                sched_yield();
+        }
+        int64_t end = now_ns();
+        int64_t chunk_ns = (waited_from - start) / (tl_chunks > 0 ? tl_chunks : 1);
+        int64_t waited = end - waited_from;
+        if (waited >= STALL_NS && waited >= STALL_CHUNKS * chunk_ns)
+            cap_after_stall(team, end);
     }
     pthread_mutex_unlock(&pool_lock);
 }
@@ -344,6 +401,11 @@ NNVM_THREADS_API void nnvm_loop_end(void) {}
 
 /* This thread's index in the team running the current loop (0: the caller). */
 NNVM_THREADS_API int32_t nnvm_thread_index(void) { return tl_loop.job != NULL ? tl_index : 0; }
+
+/* How many waits on a descheduled worker have capped the team since the process started. */
+NNVM_THREADS_API int64_t nnvm_pool_stalls(void) {
+    return atomic_load_explicit(&stalls, memory_order_relaxed);
+}
 
 NNVM_THREADS_API int32_t nnvm_team_size(void) {
     return tl_loop.job != NULL ? tl_loop.job->threads : 1;
