@@ -138,6 +138,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--threads", type=_positive, default=1, help="threads while timing")
     parser.add_argument("--repeat", type=_positive, default=5, help="timed rounds per trial")
+    parser.add_argument(
+        "--flush-cache",
+        action="store_true",
+        help="time each call with the kernel's weights flushed from the caches, as a model "
+        "calls it (TVM's enable_cpu_cache_flush); x86 hosts, local or Dask measurement",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--confirm-rounds",
@@ -166,6 +172,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rpc and args.cluster:
         raise UserError("--rpc and --cluster each name where to measure: give one")
+    if args.flush_cache:
+        from nnvm.support.target import parse_target
+        from nnvm.tune.measure import can_flush_cache
+
+        if args.rpc:
+            raise UserError("--flush-cache times in this tool's measuring process: not over --rpc")
+        if not can_flush_cache(parse_target(args.target)):
+            raise UserError(f"--flush-cache needs an x86 host target, not {args.target!r}")
     from nnvm.tune.log_tools import read_logs
 
     history = read_logs(args.history)
@@ -201,7 +215,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     on_devices = sum(not t.target.is_host for t in tasks)
     where = f" ({on_devices} on devices, measured on their cycle models)" if on_devices else ""
     print(f"{name}: {len(tasks)} tasks{where}, up to {args.trials} trials each -> {args.log}")
-    options = MeasureOptions(repeat=args.repeat, threads=args.threads)
+    options = MeasureOptions(repeat=args.repeat, threads=args.threads, flush_cache=args.flush_cache)
     if args.cluster:
         from nnvm.tune.dask_runner import DaskRunner
 

@@ -42,6 +42,11 @@ class RunJob:
     cutoff_s: float = float("inf")
     """A candidate whose checking call takes longer than this is timed by that one call: it
     cannot win, and its rounds would cost the tuning run minutes (the best time so far x 10)."""
+    flush_cache: bool = False
+    """Before each timed call, flush every argument but the first input from the caches (TVM's
+    enable_cpu_cache_flush): in a model a kernel's weights were evicted by the kernels between
+    two of its calls, while repeated calls here would find them warm, so warm timing favours
+    schedules that only win on warm weights (no software prefetch)."""
 
 
 @dataclass
@@ -64,6 +69,52 @@ def random_inputs(shapes: list[list[int]], dtypes: list[str], seed: int) -> list
         else:
             out.append(rng.integers(0, 4, shape).astype(dt))
     return out
+
+
+_FLUSH_IR = """
+declare void @llvm.x86.sse2.clflush(ptr)
+declare void @llvm.x86.sse2.mfence()
+define void @nnvm_flush_lines(ptr %p, i64 %n) {
+entry:
+  %any = icmp sgt i64 %n, 0
+  br i1 %any, label %loop, label %exit
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %q = getelementptr i8, ptr %p, i64 %i
+  call void @llvm.x86.sse2.clflush(ptr %q)
+  %next = add i64 %i, 64
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  call void @llvm.x86.sse2.mfence()
+  ret void
+}
+"""
+
+
+class CacheFlusher:
+    """clflush over buffers, JIT-compiled into this process (x86: what the host runs kernels
+    on; `flush_cache` is refused elsewhere before any trial)."""
+
+    def __init__(self, target: Target):
+        import llvmlite.binding as llvm
+
+        tm = target.target_machine(jit=True)  # type: ignore[attr-defined]
+        module = llvm.parse_assembly(_FLUSH_IR)
+        self.engine = llvm.create_mcjit_compiler(module, tm)
+        self.engine.finalize_object()
+        address = self.engine.get_function_address("nnvm_flush_lines")
+        self._flush = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(address)
+
+    def __call__(self, arrays: list[np.ndarray]) -> None:
+        for a in arrays:
+            self._flush(a.ctypes.data, a.nbytes)
+
+
+def can_flush_cache(target: Target) -> bool:
+    """Whether the measuring host's kernels run where clflush exists (x86-64)."""
+    triple = getattr(target, "triple", "")
+    return triple.startswith(("x86_64", "i686", "i386"))
 
 
 class _Loaded:
@@ -121,6 +172,8 @@ def run_in_worker(job: RunJob) -> RunResult:
                 return RunResult([], "wrong", f"output {k} differs by up to {err:.3g}")
     if first > job.cutoff_s:
         return RunResult([first])
+    if job.flush_cache:
+        return _timed_cold(job, fn, args, [*job.inputs[1:], *outs])
     number = 1
     while True:  # calls per round: a round of at least min_round_s
         start = time.perf_counter()
@@ -146,5 +199,35 @@ def run_in_worker(job: RunJob) -> RunResult:
     if len(quiet) < job.repeat:  # a machine never quiet: the fastest rounds are the least hit
         return RunResult(
             quiet or [wall / number], detail=f"busy machine: {preempted} rounds preempted"
+        )
+    return RunResult(quiet, detail=f"{preempted} preempted rounds discarded" if preempted else "")
+
+
+def _timed_cold(job: RunJob, fn, args: list[int], flushed: list[np.ndarray]) -> RunResult:
+    """`repeat` rounds of single calls, each after the flush of `flushed`, each round at least
+    min_round_s of calls; the flush is not timed."""
+    flush = CacheFlusher(job.target)
+    quiet: list[float] = []
+    preempted = 0
+    for _ in range(job.repeat * MAX_ROUNDS_FACTOR):
+        spent = 0.0
+        calls = 0
+        cpu, wall_start = time.process_time(), time.perf_counter()
+        while spent < job.min_round_s and calls < 1 << 16:
+            flush(flushed)
+            start = time.perf_counter()
+            fn(*args)
+            spent += time.perf_counter() - start
+            calls += 1
+        wall = time.perf_counter() - wall_start
+        if time.process_time() - cpu >= QUIET_CPU_SHARE * wall:
+            quiet.append(spent / calls)
+            if len(quiet) >= job.repeat:
+                break
+        else:
+            preempted += 1
+    if len(quiet) < job.repeat:
+        return RunResult(
+            quiet or [spent / calls], detail=f"busy machine: {preempted} rounds preempted"
         )
     return RunResult(quiet, detail=f"{preempted} preempted rounds discarded" if preempted else "")

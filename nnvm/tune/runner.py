@@ -40,6 +40,9 @@ class MeasureOptions:
     """Check each candidate's output against the reference executor's."""
     build_jobs: int | None = None
     """Parallel builders (default: one per CPU, at most 8)."""
+    flush_cache: bool = False
+    """Time each call with the arguments but the first input flushed from the caches
+    (nnvm.tune.measure.RunJob.flush_cache)."""
 
 
 def trial_record(
@@ -131,6 +134,7 @@ class Runner(ABC):
             o.repeat,
             o.min_round_s,
             cutoff_s=cutoff_s,
+            flush_cache=o.flush_cache,
         )
 
     def _reference(self, task: Task) -> tuple[list[np.ndarray], list[np.ndarray] | None]:

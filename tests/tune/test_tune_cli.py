@@ -192,3 +192,11 @@ def test_ctrl_c_leaves_a_valid_log(tmp_path, matmul_file):
     assert "interrupted" in err and "Traceback" not in err
     assert read_log(log).trials and not read_log(log).warnings
     os.remove(log)
+
+
+def test_flush_cache_is_refused_over_rpc(tune_cli, matmul_file, tmp_path):
+    proc = tune_cli(str(matmul_file), "--log", str(tmp_path / "t.jsonl"), "--flush-cache",
+                    "--rpc", "127.0.0.1:1")  # fmt: skip
+    assert proc.returncode == 1
+    assert "--flush-cache" in proc.stderr and "not over --rpc" in proc.stderr
+    assert not (tmp_path / "t.jsonl").exists()

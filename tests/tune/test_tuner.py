@@ -314,3 +314,28 @@ def test_a_history_log_of_another_run_guides_the_search(tmp_path, matmul_task):
         )
         without.append(_trials_to_best(make_search("evolution", space, seed, "numpy"), space))
     assert sum(with_history) < sum(without), (with_history, without)
+
+
+def test_cache_flush_times_each_call_after_flushing_the_weights(matmul_task):
+    """flush_cache: the candidate is still checked, and timed over rounds of single calls,
+    each after a clflush of its weights (and outputs); the flush leaves the data as it was."""
+    from nnvm.tune.measure import CacheFlusher, can_flush_cache
+
+    if not can_flush_cache(matmul_task.target):
+        pytest.skip("clflush is x86 only")
+    data = np.arange(10_000, dtype=np.float32)
+    CacheFlusher(matmul_task.target)([data, data[:1], data[:0]])
+    np.testing.assert_array_equal(data, np.arange(10_000, dtype=np.float32))
+    options = MeasureOptions(repeat=3, min_round_s=0.001, build_jobs=1, flush_cache=True)
+    runner = LocalRunner(options)
+    try:
+        space = TaskSpace(matmul_task)
+        (rec,) = runner.measure(matmul_task, space, [space.default()])
+        assert rec.ok and len(rec.times_s) == 3 and all(t > 0 for t in rec.times_s)
+        # a wrong answer is still caught: the check runs before any timing
+        inputs, expected = runner._reference(matmul_task)
+        runner._references[matmul_task.workload] = (inputs, [e + 1.0 for e in expected])
+        (bad,) = runner.measure(matmul_task, space, [space.default()])
+        assert bad.error == "wrong"
+    finally:
+        runner.close()
