@@ -30,6 +30,19 @@ class ArgumentParser(argparse.ArgumentParser):
         sys.exit(1)
 
 
+def add_device_options(parser: argparse.ArgumentParser, device_help: str) -> None:
+    """--device (repeatable device targets) and --load-plugin, as nnvm-compile and nnvm-tune
+    take them."""
+    parser.add_argument("--device", action="append", default=[], metavar="TARGET", help=device_help)
+    parser.add_argument(
+        "--load-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE|FILE.py",
+        help="load a plugin (targets, passes, dialects) that is not installed (repeatable)",
+    )
+
+
 def run_tool(prog: str, run: Callable[[Sequence[str] | None], int], argv=None) -> int:
     """Run a tool's body under the error convention; returns the exit code."""
     try:

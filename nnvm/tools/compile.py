@@ -26,6 +26,7 @@ from nnvm.support.errors import UserError
 from nnvm.tools.common import (
     ArgumentParser,
     OutputFiles,
+    add_device_options,
     commit_folder,
     parse_shapes,
     run_tool,
@@ -421,19 +422,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("model", nargs="?", help="ONNX model (default: a built-in demo model)")
     parser.add_argument("-o", "--output", default="nnvm-out", help="output folder")
     parser.add_argument("--target", default="llvm", help="host target, e.g. 'llvm -mcpu=x86-64-v3'")
-    parser.add_argument(
-        "--device",
-        action="append",
-        default=[],
-        metavar="TARGET",
-        help="a device target (a plugin's name) for the kernels it accepts (repeatable)",
-    )
-    parser.add_argument(
-        "--load-plugin",
-        action="append",
-        default=[],
-        metavar="MODULE|FILE.py",
-        help="load a plugin (targets, passes, dialects) that is not installed (repeatable)",
+    add_device_options(
+        parser, "a device target (a plugin's name) for the kernels it accepts (repeatable)"
     )
     parser.add_argument(
         "--shape",

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 
 from nnvm.support.errors import UserError
-from nnvm.tools.common import ArgumentParser, parse_shapes, run_tool
+from nnvm.tools.common import ArgumentParser, add_device_options, parse_shapes, run_tool
 from nnvm.tools.quantize_options import add_quantize_options, quantize_from_args
 
 SUBCOMMANDS = ("show", "best", "merge")
@@ -107,20 +107,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", required=True, metavar="LOG.jsonl", help="the tuning log")
     parser.add_argument("--resume", action="store_true", help="continue the log's run")
     parser.add_argument("--target", default="llvm", help="host target, e.g. 'llvm -mcpu=...'")
-    parser.add_argument(
-        "--device",
-        action="append",
-        default=[],
-        metavar="TARGET",
-        help="a device target for the kernels it accepts, as nnvm-compile --device: its "
-        "kernels are tuned on its cycle model (repeatable)",
-    )
-    parser.add_argument(
-        "--load-plugin",
-        action="append",
-        default=[],
-        metavar="MODULE|FILE.py",
-        help="load a plugin (targets, passes, dialects) that is not installed (repeatable)",
+    add_device_options(
+        parser,
+        "a device target for the kernels it accepts, as nnvm-compile --device: its kernels "
+        "are tuned on its cycle model (repeatable)",
     )
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...")
     parser.add_argument("--trials", type=_positive, default=64, help="trials per task")

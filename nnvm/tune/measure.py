@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,51 +184,52 @@ def run_in_worker(job: RunJob) -> RunResult:
         if elapsed >= job.min_round_s or number >= 1 << 16:
             break
         number = max(number * 2, int(number * job.min_round_s / max(elapsed, 1e-9) * 1.2))
-    quiet: list[float] = []
-    preempted = 0
-    for _ in range(job.repeat * MAX_ROUNDS_FACTOR):  # until `repeat` rounds ran undisturbed
-        cpu, start = time.process_time(), time.perf_counter()
+
+    def warm_round() -> float:
+        start = time.perf_counter()
         for _ in range(number):
             fn(*args)
+        return (time.perf_counter() - start) / number
+
+    return _quiet_rounds(job, warm_round)
+
+
+def _quiet_rounds(job: RunJob, one_round: Callable[[], float]) -> RunResult:
+    """`repeat` rounds (`one_round` runs one and returns its seconds per call) in which the
+    measuring process had QUIET_CPU_SHARE of the wall time; others are discarded and run again,
+    up to MAX_ROUNDS_FACTOR x `repeat` rounds."""
+    quiet: list[float] = []
+    preempted = 0
+    last = 0.0
+    for _ in range(job.repeat * MAX_ROUNDS_FACTOR):  # until `repeat` rounds ran undisturbed
+        cpu, start = time.process_time(), time.perf_counter()
+        last = one_round()
         wall = time.perf_counter() - start
         if time.process_time() - cpu >= QUIET_CPU_SHARE * wall:
-            quiet.append(wall / number)
+            quiet.append(last)
             if len(quiet) >= job.repeat:
                 break
         else:
             preempted += 1
     if len(quiet) < job.repeat:  # a machine never quiet: the fastest rounds are the least hit
-        return RunResult(
-            quiet or [wall / number], detail=f"busy machine: {preempted} rounds preempted"
-        )
+        return RunResult(quiet or [last], detail=f"busy machine: {preempted} rounds preempted")
     return RunResult(quiet, detail=f"{preempted} preempted rounds discarded" if preempted else "")
 
 
 def _timed_cold(job: RunJob, fn, args: list[int], flushed: list[np.ndarray]) -> RunResult:
-    """`repeat` rounds of single calls, each after the flush of `flushed`, each round at least
-    min_round_s of calls; the flush is not timed."""
+    """Rounds of single calls, each after the flush of `flushed` (not timed), each round at
+    least min_round_s of calls."""
     flush = CacheFlusher(job.target)
-    quiet: list[float] = []
-    preempted = 0
-    for _ in range(job.repeat * MAX_ROUNDS_FACTOR):
+
+    def cold_round() -> float:
         spent = 0.0
         calls = 0
-        cpu, wall_start = time.process_time(), time.perf_counter()
         while spent < job.min_round_s and calls < 1 << 16:
             flush(flushed)
             start = time.perf_counter()
             fn(*args)
             spent += time.perf_counter() - start
             calls += 1
-        wall = time.perf_counter() - wall_start
-        if time.process_time() - cpu >= QUIET_CPU_SHARE * wall:
-            quiet.append(spent / calls)
-            if len(quiet) >= job.repeat:
-                break
-        else:
-            preempted += 1
-    if len(quiet) < job.repeat:
-        return RunResult(
-            quiet or [spent / calls], detail=f"busy machine: {preempted} rounds preempted"
-        )
-    return RunResult(quiet, detail=f"{preempted} preempted rounds discarded" if preempted else "")
+        return spent / calls
+
+    return _quiet_rounds(job, cold_round)
