@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from nnvm.support.errors import UserError
@@ -93,14 +92,9 @@ def quantize_from_args(
 
 def _input_specs(module: ModuleOp) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
-    from nnvm.support.ir import argument_names
+    from nnvm.support.ir import argument_names, find_function
 
-    fn = next(
-        (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"),
-        None,
-    )
-    if fn is None:
-        raise UserError("the graph has no @main to quantize")
+    fn = find_function(module)
     specs = {}
     for name, arg in zip(argument_names(fn), fn.body.block.args, strict=True):
         t = arg.type
@@ -144,17 +138,12 @@ def _samples(
 ) -> list[dict[str, np.ndarray]]:
     unknown = sorted(set(arrays) - set(specs))
     missing = [n for n in specs if n not in arrays]
-    if unknown or missing:
+    problems = [f"missing {', '.join(missing)}"] if missing else []
+    problems += [f"unknown {', '.join(unknown)}"] if unknown else []
+    if problems:
         raise UserError(
             f"the calibration inputs do not match the model's ({', '.join(specs)}): "
-            + "; ".join(
-                part
-                for part in (
-                    f"missing {', '.join(missing)}" if missing else "",
-                    f"unknown {', '.join(unknown)}" if unknown else "",
-                )
-                if part
-            ),
+            + "; ".join(problems),
             where,
         )
     counts = {}

@@ -10,6 +10,7 @@ import ctypes
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -98,18 +99,21 @@ class CacheFlusher:
     on; `flush_cache` is refused elsewhere before any trial)."""
 
     def __init__(self, target: Target):
-        import llvmlite.binding as llvm
+        from nnvm.targets.llvm.compile import compile_jit
 
-        tm = target.target_machine(jit=True)  # type: ignore[attr-defined]
-        module = llvm.parse_assembly(_FLUSH_IR)
-        self.engine = llvm.create_mcjit_compiler(module, tm)
-        self.engine.finalize_object()
-        address = self.engine.get_function_address("nnvm_flush_lines")
-        self._flush = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(address)
+        self._module = compile_jit(_FLUSH_IR, target)  # type: ignore[arg-type]
+        kernel = self._module.function("nnvm_flush_lines", None, [ctypes.c_void_p, ctypes.c_int64])
+        self._flush = kernel.cfunc  # not Kernel.__call__: no thread-pool sync between calls
 
     def __call__(self, arrays: list[np.ndarray]) -> None:
         for a in arrays:
             self._flush(a.ctypes.data, a.nbytes)
+
+
+@cache
+def _flusher(target: Target) -> CacheFlusher:
+    """One compiled flusher per measuring process and target (not one per candidate)."""
+    return CacheFlusher(target)
 
 
 def can_flush_cache(target: Target) -> bool:
@@ -219,7 +223,7 @@ def _quiet_rounds(job: RunJob, one_round: Callable[[], float]) -> RunResult:
 def _timed_cold(job: RunJob, fn, args: list[int], flushed: list[np.ndarray]) -> RunResult:
     """Rounds of single calls, each after the flush of `flushed` (not timed), each round at
     least min_round_s of calls."""
-    flush = CacheFlusher(job.target)
+    flush = _flusher(job.target)
 
     def cold_round() -> float:
         spent = 0.0
