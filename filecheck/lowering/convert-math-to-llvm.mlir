@@ -1,5 +1,6 @@
 // RUN: nnvm-opt %s --split-input-file -p convert-math-to-llvm | filecheck %s
 // RUN: nnvm-opt %s --split-input-file -p 'convert-math-to-llvm{approximate=false}' | filecheck %s --check-prefix=EXACT
+// RUN: nnvm-opt %s --split-input-file -p 'convert-math-to-llvm{ldexp=true}' | filecheck %s --check-prefix=LDEXP
 
 // f32 exp is an inline polynomial: clamp, round x*log2(e) with the 1.5*2^23 trick, Cody-Waite
 // reduction, Horner with fmuladd, and 2^n built from exponent bits (no libm call, so it stays
@@ -17,6 +18,15 @@
 // CHECK-NOT:     llvm.intr.exp
 // EXACT-LABEL: func.func @exp_vector
 // EXACT-NEXT:    %e = llvm.intr.exp(%x) : (vector<8xf32>) -> vector<8xf32>
+// With ldexp (a target with an instruction for it: AVX-512's vscalefps), 2^n is one llvm.ldexp
+// of the polynomial by the rounded n instead of exponent bits shifted into place.
+// LDEXP-LABEL: func.func @exp_vector
+// LDEXP:         llvm.call_intrinsic "llvm.fmuladd.v8f32"
+// LDEXP-NOT:     llvm.shl
+// LDEXP:         llvm.call_intrinsic "llvm.ldexp.v8f32.v8i32"({{%.*}}, {{%.*}}) : (vector<8xf32>, vector<8xi32>) -> vector<8xf32>
+// LDEXP-NOT:     llvm.shl
+// LDEXP:         %e = llvm.bitcast {{%.*}} : vector<8xi32> to vector<8xf32>
+// LDEXP-NEXT:    func.return %e
 func.func @exp_vector(%x: vector<8xf32>) -> vector<8xf32> {
   %e = math.exp %x : vector<8xf32>
   func.return %e : vector<8xf32>
