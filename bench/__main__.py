@@ -73,8 +73,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def gemm_main(args) -> int:
-    from bench.gemm import run, table
+    from bench.gemm import cases, run, table
 
+    labels = [label for label, *_ in cases()]
+    unmatched = [o for o in args.only or [] if not any(o in label for label in labels)]
+    if unmatched:
+        print(f"--only {unmatched} names no GEMM case; the cases are {labels}")
+        return 1
     rows = run(args.threads, args.rounds, args.only)
     print(table(rows))
     with open(args.json, "w") as f:

@@ -299,3 +299,32 @@ def test_reshape_of_an_inlined_unblocking_is_not_a_vector_of_gathers() -> None:
     assert any(isinstance(p, ComputeInlineOp) for p in prims)
     assert not any(isinstance(p, VectorizeOp) for p in prims)
     check(parse(UNBLOCK_RESHAPE), atol=0)
+
+
+FEW_ROWS_MATMUL = """
+func.func @k(%a: tensor<16x256xf32>, %b: tensor<256x64xf32>) -> tensor<16x64xf32> {
+  %m = nnvm.matmul %a, %b : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+  func.return %m : tensor<16x64xf32>
+}
+"""
+
+
+def test_few_row_tiles_stream_their_depth_in_parts() -> None:
+    """A matmul of two row tiles (16 tokens) reads rows k and k + K/2 of its column panel in
+    one depth iteration by default (two memory streams), and its other stream counts
+    (matmul.streams) keep the results too."""
+    from nnvm.support.target import parse_target
+    from nnvm.tune.space import TaskSpace
+    from nnvm.tune.task import kernel_task
+
+    module = parse(FEW_ROWS_MATMUL)
+    LowerToTE().apply(CTX, module)
+    task = kernel_task(parse_target("llvm"), "k", module, FEW_ROWS_MATMUL)
+    assert task is not None
+    assert task.default_config["matmul.streams"] == 2
+    assert set(task.knobs["matmul.streams"].candidates) == {1, 2, 4}
+    space = TaskSpace(task)
+    for streams in (1, 2, 4):
+        schedule = space.make({"matmul.streams": streams}).schedule
+        assert ("-> (k.s, k.h)" in schedule) == (streams > 1)
+        check(parse(FEW_ROWS_MATMUL), schedule=schedule, atol=1e-4)
