@@ -129,8 +129,31 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ComputeAtOp.make(a, e, f"{w}.o"))
     outer = [an, *([] if tile_rows else [ah]), *anchor.reduce_names]
     _conv_register_tile(s, anchor, a, outer, tile_rows)
-    if depthwise and s.knob("conv.pad_in_tile", [False, True], True):  # the copy costs as much
-        s.pad_at(anchor, a, ah)  # as the conv
+    # a depthwise conv's whole padded copy costs as much as the conv; so does a grouped conv's
+    # whose one-row tiles each read input blocks of their own (a tile of stacked rows computes
+    # its rows inside the reduction, where a copy cannot go)
+    own = not tile_rows and _own_input_blocks(anchor, ocf)
+    if (depthwise or own) and s.knob("conv.pad_in_tile", [False, True], True):
+        s.pad_at(anchor, a, ah)
+
+
+def _own_input_blocks(anchor: ComputeOp, ocf: int) -> bool:
+    """Whether a grouped NCHWc conv's register tiles (of `ocf` output channel blocks) read
+    input channel blocks no other tile of the same rows reads: its groups have at most `ocf`
+    output blocks each. Then copying a tile's padded input rows inside the tile copies
+    nothing twice, where a whole padded copy of the input is one more round trip to memory:
+    RegNetY-400MF's stride-2 3x3 conv of 6 groups of 8 channels at 112x112, 0.61 -> 0.29 ms."""
+    reads = product_reads(anchor)
+    if reads is None or len(anchor.reduce_shape) != 4:
+        return False
+    image = reads[0].tensor.type
+    assert isinstance(image, TensorType)
+    in_blocks = image.get_shape()[1]
+    group_in_blocks = anchor.reduce_shape[0]
+    if in_blocks <= group_in_blocks:  # a dense conv: every tile reads every input block
+        return False
+    groups = in_blocks // group_in_blocks
+    return anchor.shape[1] // groups <= ocf
 
 
 def _row_group(anchor: ComputeOp, ocf: int, rows: int, groups: Sequence[int]) -> int:

@@ -1,0 +1,90 @@
+"""A grouped NCHWc conv whose register tiles each read input blocks of their own (RegNetY's
+groups of 8 channels, ResNeXt's) copies its padded input rows inside the tile instead of
+making a whole padded copy first (targets/cpu/schedules/conv2d.py `_own_input_blocks`); a
+tile of stacked rows, or a dense conv, keeps the whole copy. A whole padded copy of an
+NCHW8c input (one narrower vector a position) runs its columns as a loop under fused outer
+axes, not as one loop fused over all four with a div/mod chain per vector. Every schedule is
+checked against the reference executor through the tuner's runner."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnvm.lowering.to_te.lower_to_te import LowerToTE
+from nnvm.registry import make_context
+from nnvm.support.diagnostics import parse_module
+from nnvm.support.target import parse_target
+from nnvm.tune.runner import LocalRunner, MeasureOptions
+from nnvm.tune.space import TaskSpace
+from nnvm.tune.task import kernel_task
+
+PAD_IN_TILE = 'te.compute_at "conv2d.pad" at "conv2d" oh'
+
+
+def _kernel(groups: int, block: int, in_blocks: int, out_blocks: int, size: int, stride: int):
+    """A 3x3 conv of `groups` groups, each `in_blocks` input and `out_blocks` output channel
+    blocks of `block` channels, on a size x size map, with a bias and a ReLU."""
+    h = size
+    oh = (h + 2 - 3) // stride + 1
+    x = f"tensor<1x{groups * in_blocks}x{h}x{h}x{block}xf32>"
+    wt = f"tensor<{groups * out_blocks}x{in_blocks}x3x3x{block}x{block}xf32>"
+    b = f"tensor<1x{groups * out_blocks}x1x1x{block}xf32>"
+    y = f"tensor<1x{groups * out_blocks}x{oh}x{oh}x{block}xf32>"
+    grouped = f"groups = {groups}, " if groups > 1 else ""
+    attrs = (
+        f"strides = [{stride}, {stride}], padding = [1, 1, 1, 1], {grouped}"
+        f'data_layout = "NCHW{block}c", kernel_layout = "OIHW{block}i{block}o"'
+    )
+    return f"""builtin.module {{
+  func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
+    %3 = nnvm.conv2d %0, %1 {{{attrs}}} : ({x}, {wt}) -> {y}
+    %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
+    %5 = nnvm.relu %4 : ({y}) -> {y}
+    func.return %5 : {y}
+  }}
+}}"""
+
+
+def _task(text: str):
+    target = parse_target("llvm")
+    ctx = make_context()
+    module = parse_module(ctx, text, "conv")
+    LowerToTE(target=target).apply(ctx, module)
+    task = kernel_task(target, "conv", module, text)
+    assert task is not None
+    return task
+
+
+def _all_ok(task, configs: list[dict]) -> None:
+    space = TaskSpace(task)
+    candidates = [space.make({**task.default_config, **c}) for c in configs]
+    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
+    try:
+        records = runner.measure(task, space, candidates)
+    finally:
+        runner.close()
+    for record in records:
+        assert record.error == "ok", record.detail
+
+
+CASES = [
+    # (groups, block, in blocks, out blocks a group, size, stride, padded in the tile)
+    pytest.param(6, 8, 1, 1, 56, 2, True, id="regnety-8-wide-groups-s2"),
+    pytest.param(4, 8, 1, 1, 28, 1, True, id="8-wide-groups"),
+    pytest.param(3, 16, 2, 2, 28, 1, True, id="two-blocks-a-group-two-a-tile"),
+    pytest.param(4, 16, 1, 1, 7, 1, False, id="7x7-map-stacked-rows"),
+    pytest.param(1, 16, 2, 4, 28, 1, False, id="dense"),
+]
+
+
+@pytest.mark.parametrize(("groups", "block", "ib", "ob", "size", "stride", "in_tile"), CASES)
+def test_grouped_convs_pad_in_the_tile_when_no_tile_shares_input(
+    groups, block, ib, ob, size, stride, in_tile
+) -> None:
+    task = _task(_kernel(groups, block, ib, ob, size, stride))
+    schedule = TaskSpace(task).default().schedule
+    assert (PAD_IN_TILE in schedule) == in_tile, schedule
+    assert ("conv.pad_in_tile" in task.knobs) == in_tile
+    # the whole copy: columns a loop, one vector a position (no 4-axis fused loop)
+    assert 'te.fuse "conv2d.pad" (i, j, k, l)' not in schedule
+    _all_ok(task, [{}, *([{"conv.pad_in_tile": False}] if in_tile else [])])
