@@ -328,3 +328,18 @@ def test_few_row_tiles_stream_their_depth_in_parts() -> None:
         schedule = space.make({"matmul.streams": streams}).schedule
         assert ("-> (k.s, k.h)" in schedule) == (streams > 1)
         check(parse(FEW_ROWS_MATMUL), schedule=schedule, atol=1e-4)
+
+
+def test_a_gemv_keeps_one_stream() -> None:
+    """One row (an LSTM's step, a decoder's token) keeps its depth in one stream by default:
+    an LSTM's weights stay in L2 across its steps, where two streams ran slower."""
+    from nnvm.support.target import parse_target
+    from nnvm.tune.task import kernel_task
+
+    text = FEW_ROWS_MATMUL.replace("16x", "1x")
+    module = parse(text)
+    LowerToTE().apply(CTX, module)
+    task = kernel_task(parse_target("llvm"), "k", module, text)
+    assert task is not None
+    assert task.default_config.get("matmul.streams", 1) == 1
+    check(parse(text), atol=1e-4)

@@ -47,7 +47,8 @@ and two sequential streams (rows k and k + K/2 of a column panel) keep more cach
 flight than one (the core overlaps its multiply-adds with more of the memory reads). BERT's
 16 x 768 . 768 x 3072 with flushed weights 1.07 -> 0.95 ms (a plain read of those 9.4 MB takes
 0.60); in fresh-process A/B (medians of 5), BERT-6L 0.97x / 0.96x of the time on 1 / 2
-threads, GPT-2-4L 0.95x / 0.95x, LLaMA-4L 0.99x; GEMV unchanged."""
+threads, GPT-2-4L 0.95x / 0.95x, LLaMA-4L 0.99x. A GEMV keeps one stream (no gain alone,
+an LSTM's 3-6% slower)."""
 PREFETCH_KNOB = "matmul.prefetch_rows"
 PREFETCH_BYTES = 4096
 """How far ahead of the depth loop of a depth-blocked matmul its column panel is prefetched (a
@@ -100,7 +101,9 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         depths = [d for d in (64, 128, 256, 512) if depth >= 2 * d]
         kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
         if kc:
-            streams = STREAMS if few_tiles and depth % (STREAMS * kc) == 0 else 1
+            # not a GEMV's: an LSTM's, its weights in L2 for every step, ran 3-6% slower
+            streamed = few_tiles and m > 2 and depth % (STREAMS * kc) == 0
+            streams = STREAMS if streamed else 1
             ways = [1, *(w for w in (2, 4) if depth % (w * kc) == 0)]
             if len(ways) > 1:
                 streams = s.knob("matmul.streams", ways, streams)
