@@ -9,14 +9,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from tuned_kernels import assert_compute_the_kernel, task_of
 
-from nnvm.lowering.to_te.lower_to_te import LowerToTE
-from nnvm.registry import make_context
-from nnvm.support.diagnostics import parse_module
-from nnvm.support.target import parse_target
-from nnvm.tune.runner import LocalRunner, MeasureOptions
 from nnvm.tune.space import TaskSpace
-from nnvm.tune.task import kernel_task
 
 TARGET = "llvm"  # the host: the rows asserted are AVX-512's (28 accumulators of 16 lanes)
 
@@ -42,13 +37,7 @@ def _kernel(cin: int, cout: int, k, size: tuple[int, int], stride: int = 1) -> s
 
 
 def _task(text: str):
-    target = parse_target(TARGET)
-    ctx = make_context()
-    module = parse_module(ctx, text, "conv")
-    LowerToTE(target=target).apply(ctx, module)
-    task = kernel_task(target, "conv", module, text)
-    assert task is not None
-    return task
+    return task_of(text, "conv", TARGET)
 
 
 CASES = [
@@ -90,13 +79,7 @@ def test_short_rows_stack_and_compute_the_conv(cin, cout, k, size, stride, rows,
         one_block = space.make({**default.config, "conv.blocks": 1})
         assert one_block is not None
         candidates.append(one_block)
-    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
-    try:
-        records = runner.measure(task, space, candidates)
-    finally:
-        runner.close()
-    for record in records:
-        assert record.error == "ok", record.detail
+    assert_compute_the_kernel(task, space, candidates)
 
 
 # -- row groups ---------------------------------------------------------------------------
@@ -135,11 +118,4 @@ def test_every_row_grouping_computes_the_conv() -> None:
     assert len(groups) >= 3
     candidates = [space.make({**task.default_config, "conv.row_group": g}) for g in groups]
     assert all(c is not None for c in candidates)
-    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
-    try:
-        records = runner.measure(task, space, candidates)
-    finally:
-        runner.close()
-    assert len(records) == len(groups)
-    for record in records:
-        assert record.error == "ok", record.detail
+    assert_compute_the_kernel(task, space, candidates)

@@ -9,14 +9,9 @@ checked against the reference executor through the tuner's runner."""
 from __future__ import annotations
 
 import pytest
+from tuned_kernels import assert_compute_the_kernel, task_of
 
-from nnvm.lowering.to_te.lower_to_te import LowerToTE
-from nnvm.registry import make_context
-from nnvm.support.diagnostics import parse_module
-from nnvm.support.target import parse_target
-from nnvm.tune.runner import LocalRunner, MeasureOptions
 from nnvm.tune.space import TaskSpace
-from nnvm.tune.task import kernel_task
 
 PAD_IN_TILE = 'te.compute_at "conv2d.pad" at "conv2d" oh'
 
@@ -45,26 +40,10 @@ def _kernel(groups: int, block: int, in_blocks: int, out_blocks: int, size: int,
 }}"""
 
 
-def _task(text: str):
-    target = parse_target("llvm")
-    ctx = make_context()
-    module = parse_module(ctx, text, "conv")
-    LowerToTE(target=target).apply(ctx, module)
-    task = kernel_task(target, "conv", module, text)
-    assert task is not None
-    return task
-
-
 def _all_ok(task, configs: list[dict]) -> None:
     space = TaskSpace(task)
     candidates = [space.make({**task.default_config, **c}) for c in configs]
-    runner = LocalRunner(MeasureOptions(repeat=1, check=True))
-    try:
-        records = runner.measure(task, space, candidates)
-    finally:
-        runner.close()
-    for record in records:
-        assert record.error == "ok", record.detail
+    assert_compute_the_kernel(task, space, candidates)
 
 
 CASES = [
@@ -81,7 +60,7 @@ CASES = [
 def test_grouped_convs_pad_in_the_tile_when_no_tile_shares_input(
     groups, block, ib, ob, size, stride, in_tile
 ) -> None:
-    task = _task(_kernel(groups, block, ib, ob, size, stride))
+    task = task_of(_kernel(groups, block, ib, ob, size, stride), "conv")
     schedule = TaskSpace(task).default().schedule
     assert (PAD_IN_TILE in schedule) == in_tile, schedule
     assert ("conv.pad_in_tile" in task.knobs) == in_tile
