@@ -18,7 +18,7 @@ from nnvm.rpc.errors import RPCError, RPCSessionCrashed, RPCTimeoutError
 from nnvm.runtime import graph_runtime
 from nnvm.support.errors import UserError
 from nnvm.support.executor_graph import ExecutorGraph, Node, Ref, TensorInfo
-from nnvm.tune.measure import RunJob, RunResult
+from nnvm.tune.measure import RunJob, RunResult, check_outputs
 from nnvm.tune.runner import MeasureOptions, Runner
 
 
@@ -112,11 +112,10 @@ class RPCRunner(Runner):
                 m.set_input(f"a{k}", x)
             m.run()
             if job.expected is not None:
-                for k, want in enumerate(job.expected):
-                    got = m.get_output(k)
-                    if not np.allclose(got, want, rtol=job.rtol, atol=job.atol, equal_nan=True):
-                        err = float(np.max(np.abs(got.astype(np.float64) - want)))
-                        return RunResult([], "wrong", f"output {k} differs by up to {err:.3g}")
+                outs = [m.get_output(k) for k in range(len(job.expected))]
+                wrong = check_outputs(job, outs)
+                if wrong is not None:
+                    return wrong
             timing = m.time_evaluator(
                 number=1, repeat=job.repeat, min_repeat_ms=job.min_round_s * 1e3
             )()

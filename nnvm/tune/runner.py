@@ -20,7 +20,13 @@ from nnvm.compiler.parallel_compile import Compiled, compile_parallel
 from nnvm.support.errors import UserError
 from nnvm.support.tuning_log import TrialRecord
 from nnvm.support.worker import Failure, Worker
-from nnvm.tune.measure import RunJob, RunResult, random_inputs
+from nnvm.tune.measure import (
+    CONDITIONING_MARGIN,
+    RunJob,
+    RunResult,
+    nudged_inputs,
+    random_inputs,
+)
 from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task
 
@@ -100,12 +106,14 @@ class Runner(ABC):
         built = compile_parallel(
             texts, timeout=self.options.build_timeout_s, n_jobs=self.options.build_jobs
         )
-        inputs, expected = self._reference(task)
+        inputs, expected, atols = self._reference(task)
         results: list[RunResult] = []
         jobs: list[RunJob | None] = []
         for answer in built:
             if isinstance(answer, Compiled):
-                jobs.append(self._job(task, answer.obj, inputs, expected, 10 * best_s))
+                job = self._job(task, answer.obj, inputs, expected, 10 * best_s)
+                job.atols = atols
+                jobs.append(job)
                 results.append(RunResult([]))
             else:
                 jobs.append(None)
@@ -137,11 +145,15 @@ class Runner(ABC):
             flush_cache=o.flush_cache,
         )
 
-    def _reference(self, task: Task) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
-        """Seeded inputs of the task, and the reference executor's outputs on them."""
+    def _reference(
+        self, task: Task
+    ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[float] | None]:
+        """Seeded inputs of the task, the reference executor's outputs on them, and each
+        output's absolute tolerance: RunJob.atol, or more where the reference itself moves
+        by more under nudged inputs (CONDITIONING_MARGIN times as much)."""
         if task.workload not in self._references:
             inputs = random_inputs(task.shapes[: task.n_inputs], task.dtypes[: task.n_inputs], 0)
-            expected = None
+            expected, atols = None, None
             if self.options.check:
                 from nnvm.reference import run_reference
                 from nnvm.registry import make_context
@@ -150,7 +162,12 @@ class Runner(ABC):
                 module = parse_module(make_context(), task.graph_text, task.name)
                 outs = run_reference(module, {}, inputs, function=task.name)
                 expected = [np.asarray(o) for o in outs]
-            self._references[task.workload] = (inputs, expected)
+                moved = run_reference(module, {}, nudged_inputs(inputs, 1), function=task.name)
+                atols = [
+                    max(RunJob.atol, CONDITIONING_MARGIN * _spread(a, np.asarray(b)))
+                    for a, b in zip(expected, moved, strict=True)
+                ]
+            self._references[task.workload] = (inputs, expected, atols)
         return self._references[task.workload]
 
     @abstractmethod
@@ -207,3 +224,12 @@ class LocalRunner(Runner):
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+
+
+def _spread(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest finite difference between two outputs (0 for non-float outputs)."""
+    if a.dtype.kind != "f" or a.size == 0:
+        return 0.0
+    d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    d = d[np.isfinite(d)]
+    return float(d.max()) if d.size else 0.0

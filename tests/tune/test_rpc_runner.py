@@ -54,8 +54,8 @@ def test_tuning_over_rpc_gives_records_the_local_run_accepts(
     try:
         tune([matmul_task], runner, str(log), trials=3, batch=3, confirm_rounds=1)
         # a wrong answer is caught on the server's output
-        space_state = runner._reference(matmul_task)
-        runner._references[matmul_task.workload] = (space_state[0], [e + 1 for e in space_state[1]])
+        inputs, expected, atols = runner._reference(matmul_task)
+        runner._references[matmul_task.workload] = (inputs, [e + 1 for e in expected], atols)
         from nnvm.tune.space import TaskSpace
 
         space = TaskSpace(matmul_task)

@@ -125,8 +125,8 @@ def test_failed_candidates_are_records_not_aborts(matmul_task, runner):
     assert failure_result(Failure("signal", "11")).error == "crash"
     assert failure_result(Failure("hang", "> 1 s")).error == "timeout"
     # a wrong answer: the reference says otherwise
-    inputs_ref, expected = runner._reference(matmul_task)
-    runner._references[matmul_task.workload] = (inputs_ref, [e + 1.0 for e in expected])
+    inputs_ref, expected, atols = runner._reference(matmul_task)
+    runner._references[matmul_task.workload] = (inputs_ref, [e + 1.0 for e in expected], atols)
     (rec,) = runner.measure(matmul_task, space, [space.default()])
     assert rec.error == "wrong" and not rec.ok and "differs" in rec.detail
 
@@ -333,8 +333,8 @@ def test_cache_flush_times_each_call_after_flushing_the_weights(matmul_task):
         (rec,) = runner.measure(matmul_task, space, [space.default()])
         assert rec.ok and len(rec.times_s) == 3 and all(t > 0 for t in rec.times_s)
         # a wrong answer is still caught: the check runs before any timing
-        inputs, expected = runner._reference(matmul_task)
-        runner._references[matmul_task.workload] = (inputs, [e + 1.0 for e in expected])
+        inputs, expected, atols = runner._reference(matmul_task)
+        runner._references[matmul_task.workload] = (inputs, [e + 1.0 for e in expected], atols)
         (bad,) = runner.measure(matmul_task, space, [space.default()])
         assert bad.error == "wrong"
     finally:
