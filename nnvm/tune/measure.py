@@ -96,6 +96,23 @@ def nudged_inputs(inputs: Sequence[np.ndarray], seed: int) -> list[np.ndarray]:
     return out
 
 
+def conditioned_atols(
+    expected: Sequence[np.ndarray], moved: Sequence[np.ndarray], atol: float
+) -> list[float]:
+    """Each output's absolute tolerance: `atol`, or CONDITIONING_MARGIN times the largest
+    finite difference between the reference's outputs on the inputs and on nudged inputs,
+    whichever is larger (non-float outputs keep `atol`)."""
+    atols = []
+    for a, b in zip(expected, moved, strict=True):
+        spread = 0.0
+        if a.dtype.kind == "f" and a.size:
+            d = np.abs(a.astype(np.float64) - np.asarray(b, np.float64))
+            d = d[np.isfinite(d)]
+            spread = float(d.max()) if d.size else 0.0
+        atols.append(max(atol, CONDITIONING_MARGIN * spread))
+    return atols
+
+
 def random_inputs(shapes: list[list[int]], dtypes: list[str], seed: int) -> list[np.ndarray]:
     """Seeded inputs for a kernel (floats in [-1, 1), integers small and non-negative)."""
     rng = np.random.default_rng(seed)

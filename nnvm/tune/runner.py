@@ -21,9 +21,9 @@ from nnvm.support.errors import UserError
 from nnvm.support.tuning_log import TrialRecord
 from nnvm.support.worker import Failure, Worker
 from nnvm.tune.measure import (
-    CONDITIONING_MARGIN,
     RunJob,
     RunResult,
+    conditioned_atols,
     nudged_inputs,
     random_inputs,
 )
@@ -111,9 +111,7 @@ class Runner(ABC):
         jobs: list[RunJob | None] = []
         for answer in built:
             if isinstance(answer, Compiled):
-                job = self._job(task, answer.obj, inputs, expected, 10 * best_s)
-                job.atols = atols
-                jobs.append(job)
+                jobs.append(self._job(task, answer.obj, inputs, expected, atols, 10 * best_s))
                 results.append(RunResult([]))
             else:
                 jobs.append(None)
@@ -127,7 +125,7 @@ class Runner(ABC):
             for c, r in zip(candidates, results, strict=True)
         ]
 
-    def _job(self, task: Task, obj: bytes, inputs, expected, cutoff_s: float) -> RunJob:
+    def _job(self, task: Task, obj: bytes, inputs, expected, atols, cutoff_s: float) -> RunJob:
         o = self.options
         return RunJob(
             obj,
@@ -141,6 +139,7 @@ class Runner(ABC):
             o.threads,
             o.repeat,
             o.min_round_s,
+            atols=atols,
             cutoff_s=cutoff_s,
             flush_cache=o.flush_cache,
         )
@@ -150,7 +149,7 @@ class Runner(ABC):
     ) -> tuple[list[np.ndarray], list[np.ndarray] | None, list[float] | None]:
         """Seeded inputs of the task, the reference executor's outputs on them, and each
         output's absolute tolerance: RunJob.atol, or more where the reference itself moves
-        by more under nudged inputs (CONDITIONING_MARGIN times as much)."""
+        by more under nudged inputs (`conditioned_atols`)."""
         if task.workload not in self._references:
             inputs = random_inputs(task.shapes[: task.n_inputs], task.dtypes[: task.n_inputs], 0)
             expected, atols = None, None
@@ -163,10 +162,7 @@ class Runner(ABC):
                 outs = run_reference(module, {}, inputs, function=task.name)
                 expected = [np.asarray(o) for o in outs]
                 moved = run_reference(module, {}, nudged_inputs(inputs, 1), function=task.name)
-                atols = [
-                    max(RunJob.atol, CONDITIONING_MARGIN * _spread(a, np.asarray(b)))
-                    for a, b in zip(expected, moved, strict=True)
-                ]
+                atols = conditioned_atols(expected, moved, RunJob.atol)
             self._references[task.workload] = (inputs, expected, atols)
         return self._references[task.workload]
 
@@ -224,12 +220,3 @@ class LocalRunner(Runner):
         if self._worker is not None:
             self._worker.close()
             self._worker = None
-
-
-def _spread(a: np.ndarray, b: np.ndarray) -> float:
-    """The largest finite difference between two outputs (0 for non-float outputs)."""
-    if a.dtype.kind != "f" or a.size == 0:
-        return 0.0
-    d = np.abs(a.astype(np.float64) - b.astype(np.float64))
-    d = d[np.isfinite(d)]
-    return float(d.max()) if d.size else 0.0

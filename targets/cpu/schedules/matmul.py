@@ -102,8 +102,8 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
         if kc:
             # not a GEMV's: an LSTM's, its weights in L2 for every step, ran 3-6% slower
-            streamed = few_tiles and m > 2 and depth % (STREAMS * kc) == 0
-            streams = STREAMS if streamed else 1
+            two = few_tiles and m > 2 and depth % (STREAMS * kc) == 0
+            streams = STREAMS if two else 1
             ways = [1, *(w for w in (2, 4) if depth % (w * kc) == 0)]
             if len(ways) > 1:
                 streams = s.knob("matmul.streams", ways, streams)
