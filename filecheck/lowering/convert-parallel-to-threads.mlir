@@ -83,9 +83,15 @@ func.func @scale(%a: memref<10x7xf32>, %b: memref<10x7xf32>) {
 }
 
 // A static alloca at the top of the body (a thread's scratch tile) is made once per thread at
-// the outlined function's entry, not once per iteration inside the chunk loop.
+// the outlined function's entry, not once per iteration inside the chunk loop, and first there:
+// before the chunk-size arithmetic, whose control flow would leave it outside LLVM's entry
+// block (a dynamic alloca, which LLVM cannot keep in registers).
 // CHECK-LABEL: func.func private @scratch_par0(%{{.*}}: !llvm.ptr)
-// CHECK:         %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    llvm.alloca
+// CHECK-NEXT:    llvm.alloca
+// CHECK-NEXT:    %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK:         llvm.call @nnvm_team_size
 // CHECK:         llvm.call @nnvm_loop_start
 // CHECK:         scf.for
 // CHECK-NOT:       memref.alloca

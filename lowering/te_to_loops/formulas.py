@@ -3,8 +3,8 @@ reads become loads, inlined stages are evaluated where they are read."""
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, VectorType
+from xdsl.dialects import arith, scf, vector
+from xdsl.dialects.builtin import IndexType, VectorType, i1
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from nnvm.dialects.te import exprs
@@ -91,6 +91,11 @@ class FormulaEval:
             return Val(gen.add1(op.clone()))
         if isinstance(op, arith.SelectOp) and (self.has_reads(op.lhs) or self.has_reads(op.rhs)):
             return self.lazy_select(op)
+        if isinstance(op, arith.SelectOp) and gen.lanes is not None:
+            try:
+                self.eval(op.cond)
+            except NotVectorizable:
+                return self.lane_range_select(op)
         if op.results and isinstance(op.results[0].type, IndexType):
             return self.index_op(op)
         operands = [self.eval(o) for o in op.operands]
@@ -134,7 +139,7 @@ class FormulaEval:
             raise NotVectorizable
         return Val(gen.add1(_rebuild(op, [x.ssa for x in a])))
 
-    def read(self, tensor: SSAValue, idx: list[Val]) -> Val:
+    def read(self, tensor: SSAValue, idx: list[Val], passthru: SSAValue | None = None) -> Val:
         gen = self.gen
         stage = gen.state.by_value.get(tensor)
         if stage is None:
@@ -148,11 +153,14 @@ class FormulaEval:
                 f"'{self.compute.stage_name}' reads '{stage.name}' where it is not computed "
                 f"(compute '{stage.name}' at a loop that encloses this read)",
             )
-        return gen.load(view.buffer, view_indices(gen, idx, view.offsets))
+        return gen.load(view.buffer, view_indices(gen, idx, view.offsets), passthru)
 
     def lazy_select(self, op: arith.SelectOp) -> Val:
         gen = self.gen
-        cond = self.eval(op.cond)
+        try:
+            cond = self.eval(op.cond)
+        except NotVectorizable:
+            return self.lane_range_select(op)
         if cond.kind != "u":
             raise NotVectorizable
         branches: list[tuple[Block, Val]] = []
@@ -181,6 +189,93 @@ class FormulaEval:
         t = results[0].type
         if_op = scf.IfOp(cond.ssa, [t], Region(branches[0][0]), Region(branches[1][0]))
         return Val(gen.add1(if_op), "v" if vector_result else "u")
+
+    def lane_range_select(self, op: arith.SelectOp) -> Val:
+        """A select whose condition bounds the vectorized axis (a pad's `l >= 1 and l - 1 <
+        W`, a causal mask's `j <= i`) and whose true branch reads a tensor, the false one a
+        uniform value: one load masked to the lanes in range, the false value in the others
+        (its passthru). Masked-off lanes are not read, so a pad's read before the row's first
+        element or past its last is safe."""
+        gen = self.gen
+        read = op.lhs.owner
+        if gen.lanes is None or not isinstance(read, ReadOp):
+            raise NotVectorizable
+        stage = gen.state.by_value.get(read.tensor)
+        if stage is None or stage.attach == "inline":
+            raise NotVectorizable  # an inlined formula: its masked-off lanes would not be it
+        other = self.eval(op.rhs)
+        if other.kind != "u":
+            raise NotVectorizable
+        uniform: list[SSAValue] = []
+        lows: list[SSAValue] = []
+        highs: list[SSAValue] = []
+        self._lane_bounds(op.cond, uniform, lows, highs)
+        lo = gen.index(0)
+        for x in lows:
+            lo = gen.add1(arith.MaxSIOp(lo, x))
+        hi = gen.index(gen.lanes)
+        for x in highs:
+            hi = gen.add1(arith.MinSIOp(hi, x))
+        hi = gen.add1(arith.MaxSIOp(hi, lo))  # an empty range stays empty
+        for u in uniform:
+            hi = gen.add1(arith.SelectOp(u, hi, lo))
+        mt = VectorType(i1, [gen.lanes])
+        below_hi = gen.add1(vector.CreateMaskOp([hi], mt))
+        below_lo = gen.add1(vector.CreateMaskOp([lo], mt))
+        mask = gen.add1(arith.XOrIOp(below_hi, below_lo))  # lo <= lane < hi
+        if gen.mask is not None:
+            mask = gen.add1(arith.AndIOp(mask, gen.mask))
+        idx = [self.eval(i) for i in read.indices]
+        saved = gen.mask
+        gen.mask = mask
+        try:
+            return self.read(read.tensor, idx, passthru=other.ssa)
+        finally:
+            gen.mask = saved
+
+    def _lane_bounds(
+        self, v: SSAValue, uniform: list[SSAValue], lows: list[SSAValue], highs: list[SSAValue]
+    ) -> None:
+        """Split a conjunction into uniform conditions and bounds on the lane number k of a
+        "base + k" index: `base + k >= c` is k >= c - base (a low), `base + k < c` is
+        k < c - base (a high). Anything else raises NotVectorizable."""
+        gen = self.gen
+        op = v.owner
+        if isinstance(op, arith.AndIOp):
+            self._lane_bounds(op.lhs, uniform, lows, highs)
+            self._lane_bounds(op.rhs, uniform, lows, highs)
+            return
+        if isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType):
+            a, b = self.eval(op.lhs), self.eval(op.rhs)
+            pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+            if a.kind == "u" and b.kind == "u":
+                uniform.append(self.eval(v).ssa)
+                return
+            if a.kind == "u" and b.kind == "l":
+                a, b = b, a
+                pred = _FLIPPED.get(pred, pred)
+            if a.kind != "l" or b.kind != "u" or pred not in _LANE_BOUND:
+                raise NotVectorizable
+            d = gen.isub(b, Val(a.ssa)).ssa  # c - base
+            low, plus_one = _LANE_BOUND[pred]
+            if plus_one:
+                d = gen.add1(arith.AddiOp(d, gen.index(1)))
+            (lows if low else highs).append(d)
+            return
+        val = self.eval(v)
+        if val.kind != "u":
+            raise NotVectorizable
+        uniform.append(val.ssa)
+
+
+_FLIPPED = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle"}
+_LANE_BOUND = {
+    "sge": (True, False),
+    "sgt": (True, True),
+    "slt": (False, False),
+    "sle": (False, True),
+}
+"""base + k PRED c as a bound on k: (a low bound?, c - base plus one?)."""
 
 
 def view_indices(gen: VectorEmitter, idx: list[Val], offsets) -> list[Val]:

@@ -185,23 +185,40 @@ class VectorEmitter(IndexMath):
 
     # -- memory ---------------------------------------------------------------------------
 
-    def load(self, buffer: SSAValue, idx: list[Val]) -> Val:
+    def load(self, buffer: SSAValue, idx: list[Val], passthru: SSAValue | None = None) -> Val:
+        """A scalar or vector load; with `passthru` (a scalar, under a mask) a masked vector
+        load whose masked-off lanes hold it: a select on lanes in a range."""
+        idx = self._unit_dims_zero(buffer, idx)
         if all(i.kind == "u" for i in idx):
+            if passthru is not None:
+                raise NotVectorizable
             return Val(self.add1(memref.LoadOp.get(buffer, [i.ssa for i in idx])))
         if self._vector_access(buffer, idx):
             elt = buffer.type.element_type  # type: ignore[attr-defined]
             t = VectorType(elt, [self.lanes])
             indices = [i.ssa for i in idx]
-            if self.mask is not None and not self._inside(buffer, idx):
-                zero = self.add1(exprs.constant(0, elt))
-                passthru = self.add1(vector.BroadcastOp(zero, t))
+            if self.mask is not None and (passthru is not None or not self._inside(buffer, idx)):
+                fill = passthru if passthru is not None else self.add1(exprs.constant(0, elt))
+                splat = self.add1(vector.BroadcastOp(fill, t))
                 return Val(
-                    self.add1(vector.MaskedLoadOp(buffer, indices, self.mask, passthru, t)), "v"
+                    self.add1(vector.MaskedLoadOp(buffer, indices, self.mask, splat, t)), "v"
                 )
             return Val(self.add1(vector.LoadOp(buffer, indices, t)), "v")
         raise NotVectorizable
 
+    def _unit_dims_zero(self, buffer: SSAValue, idx: list[Val]) -> list[Val]:
+        """Index 0 along a buffer's dimensions of size 1, the only position there: a tile
+        buffer's batch index (the tile's own, decoded from a fused parallel index) is then
+        a constant, so every access to the buffer is at a constant offset and LLVM keeps it
+        in registers instead of memory (the accumulators of a conv tile's epilogue)."""
+        shape = buffer.type.get_shape()  # type: ignore[attr-defined]
+        return [
+            self.cval(0) if n == 1 and i.kind == "u" and self.const_of(i) != 0 else i
+            for n, i in zip(shape, idx, strict=True)
+        ]
+
     def store(self, buffer: SSAValue, idx: list[Val], value: Val) -> None:
+        idx = self._unit_dims_zero(buffer, idx)
         if all(i.kind == "u" for i in idx):
             if value.kind != "u":
                 raise NotVectorizable

@@ -197,14 +197,18 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
         old.replace_all_uses_with(new)
     for v in live:
         v.replace_uses_with_if(mapping[v], lambda use: use.operation in nested)
+    scratch: list[Operation] = []
     for inner in list(par.body.block.ops):
         inner.detach()
         if isinstance(inner, scf.ReduceOp):
             inner.erase()
         elif isinstance(inner, memref.AllocaOp) and not inner.operands:
-            # a thread's scratch buffer: allocated once at the entry, not per iteration of
-            # the chunk loop (a dynamic alloca there would grow the stack every iteration)
-            ops.append(inner)
+            # a thread's scratch buffer: allocated once at the top of the entry block, not per
+            # iteration of the chunk loop (a dynamic alloca there would grow the stack every
+            # iteration), and before the chunk-size arithmetic, whose control flow would leave
+            # it outside LLVM's entry block: a static alloca is one LLVM can keep in registers
+            # (a register tile's accumulators, once the tile's loops are unrolled)
+            scratch.append(inner)
         else:
             body_ops.append(inner)
     body_ops.append(scf.YieldOp())
@@ -216,7 +220,7 @@ def _outline(par: scf.ParallelOp, module: ModuleOp, name: str) -> None:
     one_i64 = llvm.ConstantOp(IntegerAttr(1, i64), i64)
     lo_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
     hi_ptr = llvm.AllocaOp(one_i64.result, i64, alignment=8)
-    ops[:0] = [one_i64, lo_ptr, hi_ptr]
+    ops[:0] = [one_i64, lo_ptr, hi_ptr, *scratch]
     casts = [arith.IndexCastOp(v, i64) for v in (zero, total, one, chunk)]
     ops += casts
     start = llvm.CallOp(

@@ -315,6 +315,38 @@ class NumpyFunctions(InterpreterFunctions):
         row[idx[-1] : idx[-1] + n] = value
         return ()
 
+    @impl(vector.CreateMaskOp)
+    def run_create_mask(self, interp: Interpreter, op: vector.CreateMaskOp, args: PythonValues):
+        (count,) = args
+        return (np.arange(op.mask_vector.type.get_shape()[0]) < count,)
+
+    @impl(vector.MaskedLoadOp)
+    def run_masked_load(self, interp: Interpreter, op: vector.MaskedLoadOp, args: PythonValues):
+        """The lanes in the mask read (each must be inside the row: a masked-off lane may
+        point anywhere), the others take the passthru's."""
+        buf, *idx, mask, passthru = args
+        out = np.array(passthru)
+        if not mask.any():
+            return (out,)  # no lane reads: its indices may be anywhere (a pad's row above)
+        row = buf[tuple(idx[:-1])]
+        for k in np.flatnonzero(mask):
+            if not 0 <= idx[-1] + k < row.shape[0]:
+                raise IndexError(f"vector.maskedload lane {k} out of bounds: {idx} in {buf.shape}")
+            out[k] = row[idx[-1] + k]
+        return (out,)
+
+    @impl(vector.MaskedStoreOp)
+    def run_masked_store(self, interp: Interpreter, op: vector.MaskedStoreOp, args: PythonValues):
+        buf, *idx, mask, value = args
+        if not mask.any():
+            return ()
+        row = buf[tuple(idx[:-1])]
+        for k in np.flatnonzero(mask):
+            if not 0 <= idx[-1] + k < row.shape[0]:
+                raise IndexError(f"vector.maskedstore lane {k} out of bounds: {idx} in {buf.shape}")
+            row[idx[-1] + k] = value[k]
+        return ()
+
     @impl(vector.BroadcastOp)
     def run_broadcast(self, interp: Interpreter, op: vector.BroadcastOp, args: PythonValues):
         (x,) = args
