@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnvm.dialects.te.analysis import (
@@ -295,6 +296,8 @@ class KernelScheduler:
                 self.parallel(name, outer, op)
             return
         if not self._gathers_free(op):
+            if self._unblock_rows(name, op):
+                return
             # vectors along the last axis would need gathers (NCHW16c -> NCHW reads with a
             # stride of 16): a plain inner loop under the fused outer axes, so each element
             # costs a load and a store instead of the div/mod chain of a fused index
@@ -320,6 +323,47 @@ class KernelScheduler:
                 outer = f"{last}.o"
         if outer is not None:
             self.parallel(name, outer, op)
+
+    def _unblock_rows(self, name: str, op: ComputeOp) -> bool:
+        """A transform out of a channel-blocked layout (NCHW16c -> NCHW: out[n, c, h, w] =
+        P[n, c // 16, h, w, c % 16]) whose inlined producer P is costly (interpolation taps,
+        a transcendental function): P is computed a row at a time in its own blocked layout,
+        one vector per position (its taps and weights uniform across the vector), at the
+        transform's loop over (n, c // 16, h), which then copies the row out channel by
+        channel. Inlined, P ran scalar, each output element redoing its taps: DeepLab's
+        bilinear x16 upsample into NCHW, 0.59 -> 0.23 ms."""
+        read = _unblocking_read(op)
+        if read is None:
+            return False
+        producer = self.infos.get(read.tensor)
+        if producer is None or producer.name not in self.inlined or len(producer.readers) != 1:
+            return False
+        if not (_has_taps(producer.op) or _calls_transcendental(producer.op)):
+            return False
+        block = producer.op.shape[-1]
+        if block > MAX_LANES:
+            return False
+        self.inlined.discard(producer.name)
+        self.prims = [
+            p
+            for p in self.prims
+            if not (
+                isinstance(p, ComputeInlineOp)
+                and p.properties["stage"] == StringAttr(producer.name)
+            )
+        ]
+        axes = op.spatial_names
+        n, c, *rest = axes
+        p = self.prims
+        p.append(SplitOp.make(name, c, block, None, f"{c}.o", f"{c}.i"))
+        p.append(ReorderOp.make(name, [n, f"{c}.o", *rest[:-1], f"{c}.i", rest[-1]]))
+        outer = self.fuse(name, [n, f"{c}.o", *rest[:-1]])
+        assert outer is not None
+        self.parallel(name, outer, op)
+        p.append(ComputeAtOp.make(producer.name, name, outer))
+        p.append(VectorizeOp.make(producer.name, producer.op.spatial_names[-1]))
+        self.done.add(producer.name)
+        return True
 
     def _flat(self, op: ComputeOp) -> bool:
         """Is the formula a function of the element alone: every read (through inlined
@@ -483,6 +527,30 @@ _CHEAP_MATH = (
 def _calls_transcendental(op: ComputeOp) -> bool:
     """Does the formula evaluate exp, log, erf, tanh, pow, a trigonometric function, ...?"""
     return any(o.dialect_name() == "math" and not isinstance(o, _CHEAP_MATH) for o in op.walk())
+
+
+def _unblocking_read(op: ComputeOp) -> ReadOp | None:
+    """The read of a transform out of a channel-blocked layout: the formula is one read
+    P[a0, a1 // B, a2, ..., a_{n-1}, a1 % B] of the stage's axes a0..a_{n-1} (n >= 3)."""
+    term = op.block.last_op
+    value = term.operands[0] if term is not None and term.operands else None
+    read = value.owner if value is not None else None
+    args = list(op.block.args[: len(op.shape)])
+    if not isinstance(read, ReadOp) or len(args) < 3 or len(read.indices) != len(args) + 1:
+        return None
+    idx = list(read.indices)
+    div, rem = idx[1].owner, idx[-1].owner
+    if not (isinstance(div, arith.FloorDivSIOp) and isinstance(rem, arith.RemSIOp)):
+        return None
+    if div.lhs is not args[1] or rem.lhs is not args[1]:
+        return None
+    block = read.tensor.type.get_shape()[-1]  # type: ignore[attr-defined]
+    for d in (div.rhs, rem.rhs):
+        if not isinstance(d.owner, arith.ConstantOp) or d.owner.value.value.data != block:  # type: ignore[attr-defined]
+            return None
+    if idx[0] is not args[0] or idx[2:-1] != args[2:]:
+        return None
+    return read
 
 
 def _has_taps(op: ComputeOp) -> bool:
