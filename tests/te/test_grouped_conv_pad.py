@@ -1,5 +1,5 @@
 """A grouped NCHWc conv whose register tiles each read input blocks of their own (RegNetY's
-groups of 8 channels, ResNeXt's) copies its padded input rows inside the tile instead of
+groups of 8 channels, ResNeXt's; a dense conv whose one tile takes every output block) copies its padded input rows inside the tile instead of
 making a whole padded copy first (targets/cpu/schedules/conv2d.py `_own_input_blocks`); a
 tile of stacked rows, or a dense conv, keeps the whole copy. A whole padded copy of an
 NCHW8c input (one narrower vector a position) runs its columns as a loop under fused outer
@@ -53,6 +53,8 @@ CASES = [
     pytest.param(3, 16, 2, 2, 28, 1, True, id="two-blocks-a-group-two-a-tile"),
     pytest.param(4, 16, 1, 1, 7, 1, False, id="7x7-map-stacked-rows"),
     pytest.param(1, 16, 2, 4, 28, 1, False, id="dense"),
+    # a dense conv whose one tile takes every output block (YOLO's 16 -> 32 stride-2 conv)
+    pytest.param(1, 16, 1, 2, 56, 2, True, id="dense-one-tile-a-row-s2"),
 ]
 
 

@@ -203,8 +203,10 @@ class KernelScheduler:
         """Compute the padded input of a conv inside its output tile (`axis` of stage `a`):
         only the rows and columns the tile reads are copied, into a small buffer that stays
         in L1, instead of a whole padded copy of the input making a round trip to memory.
-        For depthwise convs only: a dense conv re-copies the tile's rows for every output
-        channel block, which costs more than the one whole copy (ResNet-18 measured)."""
+        Only for convs whose tiles read input blocks no other tile of their rows reads
+        (depthwise, conv2d.py `_own_input_blocks`): a dense conv of several tiles a row
+        re-copies the rows for every tile, which costs more than the one whole copy
+        (ResNet-18 measured)."""
         for r in anchor.block.ops:
             if not isinstance(r, ReadOp):
                 continue
@@ -216,6 +218,15 @@ class KernelScheduler:
             self.prims.append(VectorizeOp.make(pad.name, pad.op.spatial_names[-1]))
             self.prims.append(ComputeAtOp.make(pad.name, a, axis))
             self.done.add(pad.name)
+
+    def reads_pad(self, anchor: ComputeOp) -> bool:
+        """Does the anchor read a padded copy of its input (a pad stage)?"""
+        return any(
+            isinstance(r, ReadOp)
+            and (pad := self.infos.get(r.tensor)) is not None
+            and pad.op.template_name == "pad"
+            for r in anchor.block.ops
+        )
 
     def prefetch_weights(
         self, a: str, anchor: ComputeOp, axis: str, row: int, distance: int, knob: str
