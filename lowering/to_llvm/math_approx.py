@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import struct
 
+from xdsl.dialects.builtin import IntegerType, VectorType
 from xdsl.ir import SSAValue
 
 from nnvm.lowering.to_llvm.llvm_builder import LLVMBuilder, int_type_like, intrinsic_suffix
@@ -116,6 +117,8 @@ class F32Math:
     # -- the functions ----------------------------------------------------------------------
     def exp(self, x: SSAValue, keep_nan: bool = True) -> SSAValue:
         b = self.b
+        if self.ldexp and isinstance(self.t, VectorType) and self.t.get_shape() == (16,):
+            return self._exp_scalef(x)
         xc = b.maxnum(b.minnum(x, self.c(EXP_HI)), self.c(EXP_LO))
         magic = self.c(ROUNDING_MAGIC)
         k = b.fmuladd(xc, self.c(LOG2E), magic)
@@ -139,6 +142,29 @@ class F32Math:
         if keep_nan:
             result = b.select(self.is_nan(x), x, result)
         return result
+
+    def _exp_scalef(self, x: SSAValue) -> SSAValue:
+        """exp of 16 lanes with AVX-512's vscalefps, which scales by 2^n given n as a float
+        (n = roundeven(x log2 e): one vrndscaleps, no integer conversion) and rounds once to
+        a subnormal, inf or 0 where it must. The clamps are x86's min/max in the operand order
+        that keeps a NaN, and a NaN stays one through the rest: no mask for NaN. 5 of the 19
+        vector instructions of the ldexp form go; the same polynomial."""
+        b = self.b
+        current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
+        # vmaxps(lo, x) is lo > x ? lo : x, x when it is a NaN (so is vminps)
+        xc = b.call_intrinsic("llvm.x86.avx512.max.ps.512", [self.c(EXP_LO), x, current], self.t)
+        xc = b.call_intrinsic("llvm.x86.avx512.min.ps.512", [self.c(EXP_HI), xc, current], self.t)
+        n_f = b.call_intrinsic(
+            f"llvm.roundeven.{intrinsic_suffix(self.t)}", [b.fmul(xc, self.c(LOG2E))], self.t
+        )
+        r = b.fmuladd(n_f, self.c(-LN2_HI), xc)
+        r = b.fmuladd(n_f, self.c(-LN2_LO), r)
+        p = b.polynomial(r, EXP_P)
+        p = b.fadd(b.fmuladd(p, b.fmul(r, r), r), self.c(1.0))
+        all_lanes = b.const(-1, IntegerType(16))
+        return b.call_intrinsic(
+            "llvm.x86.avx512.mask.scalef.ps.512", [p, n_f, p, all_lanes, current], self.t
+        )
 
     def log(self, x: SSAValue) -> SSAValue:
         b = self.b
