@@ -111,11 +111,11 @@ func.func @row_max(%x: tensor<4x64xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: te.vectorize "conv2d" oc
 // The weights prefetched 2 KiB (64 rows of 8 lanes) ahead of the input-channel loop.
 // CHECK-NEXT: te.prefetch "conv2d" "arg1" at ic by 64
-// The padded input: the outer axes fused and parallel, the columns a loop, the channel block
-// one vector (its bounds test needs no div/mod of a fused index).
-// CHECK-NEXT: te.fuse "conv2d.pad" (i, j, k) -> conv2d.pad.outer
+// The padded input: one tile takes both output blocks, so no other tile reads its input rows,
+// and the rows it reads are copied inside it (at the conv's row loop), the channel block one
+// vector, instead of a whole padded copy of the input first.
 // CHECK-NEXT: te.vectorize "conv2d.pad" m
-// CHECK-NEXT: te.parallel "conv2d.pad" conv2d.pad.outer
+// CHECK-NEXT: te.compute_at "conv2d.pad" at "conv2d" oh
 // LOOPS-LABEL: func.func private @fused_conv2d_add_relu
 // LOOPS:       %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x2x1x6x8xf32>
 // LOOPS:       scf.for %icb =
