@@ -9,7 +9,7 @@ checked against the reference executor through the tuner's runner."""
 from __future__ import annotations
 
 import pytest
-from tuned_kernels import assert_compute_the_kernel, task_of
+from tuned_kernels import assert_compute_the_kernel, conv_bias_relu, task_of
 
 from nnvm.tune.space import TaskSpace
 
@@ -30,14 +30,7 @@ def _kernel(groups: int, block: int, in_blocks: int, out_blocks: int, size: int,
         f"strides = [{stride}, {stride}], padding = [1, 1, 1, 1], {grouped}"
         f'data_layout = "NCHW{block}c", kernel_layout = "OIHW{block}i{block}o"'
     )
-    return f"""builtin.module {{
-  func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
-    %3 = nnvm.conv2d %0, %1 {{{attrs}}} : ({x}, {wt}) -> {y}
-    %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
-    %5 = nnvm.relu %4 : ({y}) -> {y}
-    func.return %5 : {y}
-  }}
-}}"""
+    return conv_bias_relu(x, wt, b, y, attrs)
 
 
 def _all_ok(task, configs: list[dict]) -> None:

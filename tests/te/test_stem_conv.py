@@ -9,7 +9,7 @@ through the tuner's runner."""
 from __future__ import annotations
 
 import pytest
-from tuned_kernels import assert_compute_the_kernel, task_of
+from tuned_kernels import assert_compute_the_kernel, conv_bias_relu, task_of
 
 from nnvm.tune.space import TaskSpace
 
@@ -25,14 +25,7 @@ def _stem(size: int, kernel: int, stride: int, out_blocks: int) -> str:
         f"strides = [{stride}, {stride}], padding = [{pad}, {pad}, {pad}, {pad}], "
         'data_layout = "NCHW", kernel_layout = "OIHW3i16o", out_layout = "NCHW16c"'
     )
-    return f"""builtin.module {{
-  func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
-    %3 = nnvm.conv2d %0, %1 {{{attrs}}} : ({x}, {wt}) -> {y}
-    %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
-    %5 = nnvm.relu %4 : ({y}) -> {y}
-    func.return %5 : {y}
-  }}
-}}"""
+    return conv_bias_relu(x, wt, b, y, attrs)
 
 
 @pytest.mark.parametrize(

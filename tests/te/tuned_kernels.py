@@ -13,6 +13,19 @@ from nnvm.tune.space import TaskSpace
 from nnvm.tune.task import Task, kernel_task
 
 
+def conv_bias_relu(x: str, wt: str, b: str, y: str, attrs: str) -> str:
+    """A fused kernel module: nnvm.conv2d (attributes `attrs`) + bias + ReLU, over the tensor
+    types x (input), wt (weights), b (bias), y (output)."""
+    return f"""builtin.module {{
+  func.func @conv(%0: {x}, %1: {wt}, %2: {b}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
+    %3 = nnvm.conv2d %0, %1 {{{attrs}}} : ({x}, {wt}) -> {y}
+    %4 = nnvm.add %3, %2 : ({y}, {b}) -> {y}
+    %5 = nnvm.relu %4 : ({y}) -> {y}
+    func.return %5 : {y}
+  }}
+}}"""
+
+
 def task_of(text: str, name: str, target: str = "llvm") -> Task:
     """The tuning task of kernel `name` in `text` (graph-level IR) on `target`."""
     t = parse_target(target)
