@@ -203,6 +203,8 @@ class FormulaEval:
         stage = gen.state.by_value.get(read.tensor)
         if stage is None or stage.attach == "inline":
             raise NotVectorizable  # an inlined formula: its masked-off lanes would not be it
+        if self.has_reads(op.rhs):
+            raise NotVectorizable  # the false value is computed for every lane: no read there
         other = self.eval(op.rhs)
         if other.kind != "u":
             raise NotVectorizable

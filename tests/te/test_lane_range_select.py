@@ -88,3 +88,20 @@ func.func @k(%x: tensor<2x11xf32>) -> tensor<2x11xf32> {
     schedule = 'te.split "m" j by 8 -> (j.o, j.i)\nte.vectorize "m" j.i'
     lowered = check(parse(text), [x], schedule=schedule, backend="both", want=[want], atol=0)
     assert "vector.maskedload" not in str(lowered)
+
+
+def test_false_branch_that_reads_stays_lazy():
+    """A false branch that reads (x[i - 1, 0], outside x on row 0) would be computed for
+    every lane: such a select keeps its scf.if, the read only where it is taken."""
+    text = """
+func.func @k(%x: tensor<3x9xf32>) -> tensor<3x10xf32> {
+  %p = te.compute "p" [i, j] = select(and(j >= 1, j - 1 < 9), %x[i, j - 1], select(i >= 1, %x[i - 1, 0], 0.0)) : (tensor<3x9xf32>) -> tensor<3x10xf32>
+  func.return %p : tensor<3x10xf32>
+}"""
+    x = np.random.default_rng(3).standard_normal((3, 9)).astype(np.float32)
+    want = np.zeros((3, 10), np.float32)
+    want[:, 1:] = x
+    want[1:, 0] = x[:-1, 0]
+    schedule = 'te.split "p" j by 8 -> (j.o, j.i)\nte.vectorize "p" j.i'
+    lowered = check(parse(text), [x], schedule=schedule, backend="both", want=[want], atol=0)
+    assert "vector.maskedload %x" not in str(lowered)
