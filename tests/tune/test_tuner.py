@@ -331,7 +331,11 @@ def test_cache_flush_times_each_call_after_flushing_the_weights(matmul_task):
     try:
         space = TaskSpace(matmul_task)
         (rec,) = runner.measure(matmul_task, space, [space.default()])
-        assert rec.ok and len(rec.times_s) == 3 and all(t > 0 for t in rec.times_s)
+        assert rec.ok and all(t > 0 for t in rec.times_s)
+        # three undisturbed rounds of one call each; on a machine busy with other processes
+        # (CI's other test worker) fewer, as the runner documents in the record's detail
+        busy = rec.detail.startswith("busy machine")
+        assert len(rec.times_s) == 3 or (busy and 1 <= len(rec.times_s) < 3), rec
         # a wrong answer is still caught: the check runs before any timing
         inputs, expected, atols = runner._reference(matmul_task)
         runner._references[matmul_task.workload] = (inputs, [e + 1.0 for e in expected], atols)
