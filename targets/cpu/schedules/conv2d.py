@@ -133,7 +133,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     # whose one-row tiles each read input blocks of their own (a tile of stacked rows computes
     # its rows inside the reduction, where a copy cannot go)
     own = not tile_rows and _own_input_blocks(anchor, ocf)
-    if (depthwise or own) and s.reads_pad(anchor):
+    if (depthwise or own) and s.tile_pads(anchor):
         if s.knob("conv.pad_in_tile", [False, True], True):
             s.pad_at(anchor, a, ah)
 
@@ -145,7 +145,7 @@ def _own_input_blocks(anchor: ComputeOp, ocf: int) -> bool:
     nothing twice, where a whole padded copy of the input is one more round trip to memory:
     RegNetY-400MF's stride-2 3x3 conv of 6 groups of 8 channels at 112x112, 0.61 -> 0.29 ms.
     A dense conv's tiles all read every input block: its own only when one tile takes every
-    output block (YOLO's 16 -> 32 stride-2 3x3 conv at 160x160, 0.55 -> 0.48 ms)."""
+    output block (YOLO's 16 -> 32 stride-2 3x3 conv at 160x160, 0.55 -> 0.46-0.48 ms)."""
     reads = product_reads(anchor)
     if reads is None or len(anchor.reduce_shape) != 4:
         return False
