@@ -336,3 +336,26 @@ func.func @softmax_long_rows(%x: tensor<4x40xf32>) -> tensor<4x40xf32> {
   %y = nnvm.softmax %x : (tensor<4x40xf32>) -> tensor<4x40xf32>
   func.return %y : tensor<4x40xf32>
 }
+
+// -----
+
+// A transform out of a blocked layout (NCHW8c -> NCHW, 12 channels: the last block half
+// padding) whose producer, a bilinear resize's W pass, has taps: the W pass is not inlined
+// but computed a row at a time at the transform's (n, c // 8, h) loop, one vector of the
+// block a position; the transform copies the row out channel by channel.
+// CHECK-LABEL: func.func private @fused_resize_layout_transform
+// CHECK-NOT:  te.compute_inline "resize.axis3"
+// CHECK:      te.split "layout_transform" j by 8 -> (j.o, j.i)
+// CHECK-NEXT: te.reorder "layout_transform" (i, j.o, k, j.i, l)
+// CHECK-NEXT: te.fuse "layout_transform" (i, j.o, k) -> layout_transform.outer
+// CHECK-NEXT: te.parallel "layout_transform" layout_transform.outer
+// CHECK-NEXT: te.compute_at "resize.axis3" at "layout_transform" layout_transform.outer
+// CHECK-NEXT: te.vectorize "resize.axis3" m
+// LOOPS-LABEL: func.func private @fused_resize_layout_transform
+// LOOPS:       %[[ROW:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x1x16x8xf32>
+// LOOPS:       vector.store %{{.*}}, %[[ROW]]
+func.func private @fused_resize_layout_transform(%x: tensor<1x2x4x4x8xf32>) -> tensor<1x12x16x16xf32> {
+  %r = nnvm.resize %x {size = [1, 2, 16, 16, 8], mode = "linear"} : (tensor<1x2x4x4x8xf32>) -> tensor<1x2x16x16x8xf32>
+  %y = nnvm.layout_transform %r {src_layout = "NCHW8c", dst_layout = "NCHW", logical = array<i64: 1, 12, 16, 16>} : (tensor<1x2x16x16x8xf32>) -> tensor<1x12x16x16xf32>
+  func.return %y : tensor<1x12x16x16xf32>
+}
