@@ -27,5 +27,8 @@ PASSES: dict[str, PassFactory] = {
     "hoist-loop-invariant-accesses": lazy_pass(
         ".hoist_loop_invariant_accesses", "HoistLoopInvariantAccessesPass", __name__
     ),
+    "fold-reciprocal-multiply": lazy_pass(
+        ".fold_reciprocal_multiply", "FoldReciprocalMultiplyPass", __name__
+    ),
     "apply-tuning-log": lazy_pass(".apply_tuning_log", "ApplyTuningLogPass", __name__),
 }

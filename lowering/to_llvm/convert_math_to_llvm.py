@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, math
+from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     Float16Type,
@@ -155,6 +155,11 @@ class _Approx:
             r = getattr(F32Math(b, wide.type, self.ldexp), self.method)(wide)
             return [b.fptrunc(r, x.type)]
         if isinstance(e, Float32Type):
+            source = op.operands[0].owner  # arith.negf, or the llvm.fneg that replaced it
+            if self.method == "exp" and isinstance(source, arith.NegfOp | llvm.FNegOp):
+                # exp(-y) from y: the negation folds into the constants (a sigmoid's exp)
+                y = b.to_llvm(source.operands[0])
+                return [F32Math(b, x.type, self.ldexp).exp(y, negate=True)]
             return [getattr(F32Math(b, x.type, self.ldexp), self.method)(x)]
         return None
 

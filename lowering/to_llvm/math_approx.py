@@ -115,10 +115,14 @@ class F32Math:
         return self.b.icmp("slt", self.bits(a), self.ci(f32_bits(limit)))
 
     # -- the functions ----------------------------------------------------------------------
-    def exp(self, x: SSAValue, keep_nan: bool = True) -> SSAValue:
+    def exp(self, x: SSAValue, keep_nan: bool = True, negate: bool = False) -> SSAValue:
+        """exp(x), or exp(-x) with `negate` (the negation folded into the constants: no
+        instruction for it, the same result bit for bit)."""
         b = self.b
         if self.ldexp and isinstance(self.t, VectorType) and self.t.get_shape() == (16,):
-            return self._exp_scalef(x)
+            return self._exp_scalef(x, negate)
+        if negate:
+            x = b.fneg(x)
         xc = b.maxnum(b.minnum(x, self.c(EXP_HI)), self.c(EXP_LO))
         magic = self.c(ROUNDING_MAGIC)
         k = b.fmuladd(xc, self.c(LOG2E), magic)
@@ -143,24 +147,35 @@ class F32Math:
             result = b.select(self.is_nan(x), x, result)
         return result
 
-    def _exp_scalef(self, x: SSAValue) -> SSAValue:
+    def _exp_scalef(self, x: SSAValue, negate: bool = False) -> SSAValue:
         """exp of 16 lanes with AVX-512's vscalefps, which scales by 2^n given n as a float
-        (n = roundeven(x log2 e): one vrndscaleps, no integer conversion) and rounds once to
-        a subnormal, inf or 0 where it must. The clamps are x86's min/max in the operand order
-        that keeps a NaN, and a NaN stays one through the rest: no mask for NaN. 5 of the 19
-        vector instructions of the ldexp form go; the same polynomial."""
+        and rounds once to a subnormal, inf or 0 where it must. n = roundeven(x log2 e) is
+        one multiply-add of the rounding constant and one subtract (vrndscaleps after a
+        multiply is three micro-ops). The clamps are x86's min/max in the operand order that
+        keeps a NaN, and a NaN stays one through the rest: no mask for NaN.
+
+        `negate`: exp(-x) from x, with no negation: the clamps, the rounding and the reduced
+        argument's sign are flipped in the constants (r' = x + n ln2 = -r exactly, as
+        rounding is symmetric), and p(r) = 1 + r + r^2 P(r) is 1 - (r' + r'^2 P'(r')) with
+        P' the polynomial of alternating signs: the same result bit for bit. A sigmoid's
+        exp(-x) is then one vector instruction shorter."""
         b = self.b
+        sign = -1.0 if negate else 1.0
+        lo, hi = (-EXP_HI, -EXP_LO) if negate else (EXP_LO, EXP_HI)
         current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
         # vmaxps(lo, x) is lo > x ? lo : x, x when it is a NaN (so is vminps)
-        xc = b.call_intrinsic("llvm.x86.avx512.max.ps.512", [self.c(EXP_LO), x, current], self.t)
-        xc = b.call_intrinsic("llvm.x86.avx512.min.ps.512", [self.c(EXP_HI), xc, current], self.t)
-        n_f = b.call_intrinsic(
-            f"llvm.roundeven.{intrinsic_suffix(self.t)}", [b.fmul(xc, self.c(LOG2E))], self.t
-        )
-        r = b.fmuladd(n_f, self.c(-LN2_HI), xc)
-        r = b.fmuladd(n_f, self.c(-LN2_LO), r)
-        p = b.polynomial(r, EXP_P)
-        p = b.fadd(b.fmuladd(p, b.fmul(r, r), r), self.c(1.0))
+        xc = b.call_intrinsic("llvm.x86.avx512.max.ps.512", [self.c(lo), x, current], self.t)
+        xc = b.call_intrinsic("llvm.x86.avx512.min.ps.512", [self.c(hi), xc, current], self.t)
+        magic = self.c(ROUNDING_MAGIC)
+        n_f = b.fsub(b.fmuladd(xc, self.c(sign * LOG2E), magic), magic)
+        r = b.fmuladd(n_f, self.c(-sign * LN2_HI), xc)
+        r = b.fmuladd(n_f, self.c(-sign * LN2_LO), r)
+        if negate:  # r = -r': P(r) = P'(r') up to the sign of odd steps; see the docstring
+            coefficients = [-c if i % 2 == 0 else c for i, c in enumerate(EXP_P)]
+            q = b.fmuladd(b.polynomial(r, coefficients), b.fmul(r, r), r)
+            p = b.fsub(self.c(1.0), q)
+        else:
+            p = b.fadd(b.fmuladd(b.polynomial(r, EXP_P), b.fmul(r, r), r), self.c(1.0))
         all_lanes = b.const(-1, IntegerType(16))
         return b.call_intrinsic(
             "llvm.x86.avx512.mask.scalef.ps.512", [p, n_f, p, all_lanes, current], self.t
@@ -209,7 +224,7 @@ class F32Math:
         small = b.fmuladd(x, b.polynomial(b.fmul(x, x), ERF_SMALL), x)
         ac = b.maxnum(b.minnum(a, self.c(4.0)), self.c(1.0))
         q = b.polynomial(b.fdiv(self.c(1.0), ac), ERF_LARGE)
-        e = self.exp(b.fneg(b.fmul(ac, ac)), keep_nan=False)
+        e = self.exp(b.fmul(ac, ac), keep_nan=False, negate=True)
         large = b.copysign(b.fmuladd(b.fneg(e), q, self.c(1.0)), x)
         result = b.select(self.abs_less(a, 1.0), small, large)
         return b.select(self.is_nan(x), x, result)

@@ -161,6 +161,7 @@ def test_dump_ir_writes_every_stage(tmp_path: Path) -> None:
         "apply-default-schedule.mlir",
         "lower-te-to-loops.mlir",
         "hoist-loop-invariant-accesses.mlir",
+        "fold-reciprocal-multiply.mlir",
         "convert-to-llvm.mlir",
     ]
 
