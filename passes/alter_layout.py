@@ -73,7 +73,14 @@ from nnvm.dialects.nnvm.elementwise import (
     TanhOp,
 )
 from nnvm.dialects.nnvm.layout import Layout
-from nnvm.dialects.nnvm.nn import DOT_BYTES, BiasAddOp, DenseOp, MatmulOp, should_pack
+from nnvm.dialects.nnvm.nn import (
+    DOT_BYTES,
+    MIN_PACKED_CONSTANT_ROWS,
+    BiasAddOp,
+    DenseOp,
+    MatmulOp,
+    should_pack,
+)
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import ReduceOp
 from nnvm.dialects.nnvm.resize import ResizeOp
@@ -397,7 +404,9 @@ class DenseToMatmul(RewritePattern):
     """dense(x, w) with a constant weight and several rows -> matmul(x, transpose(w)): the
     transposed weight [K, N] is contiguous along the output columns, so the matmul template's
     register tiles (rows x vectors of columns) apply; fold-constants precomputes the transpose.
-    A single row (GEMV) stays a dense, whose dot products read both operands contiguously."""
+    One or two rows (a GEMV) become a matmul only when the packed weight's panels take the
+    GEMV's tiles whole (nn.GEMV_PANELS); otherwise they stay a dense, whose dot products read
+    both operands contiguously (a classifier's 1000 columns)."""
 
     stats: _Stats
     panel: int
@@ -414,7 +423,12 @@ class DenseToMatmul(RewritePattern):
         rows = 1
         for d in xs[:-1]:
             rows *= d
-        if len(xs) < 2 or rows < self.min_rows:
+        if len(xs) < 2:
+            return
+        if rows < self.min_rows and not (
+            rows < MIN_PACKED_CONSTANT_ROWS
+            and should_pack(rows, xs[-1], shape_of(w)[0], self.panel, constant=True)
+        ):
             return
         unflatten = _unflattened(op)
         if unflatten is not None and not _rows_tile_per_batch(shape_of(unflatten[0].input)):

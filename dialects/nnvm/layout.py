@@ -9,6 +9,7 @@ layout_transform knows the logical extent (its `logical` property) and drops it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +30,10 @@ class Layout:
     canonical: str
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)
     def parse(text: str, canonical: str) -> Layout:
+        """The layout `text` blocks `canonical` (a Layout is immutable: parsed once per pair;
+        DenseNet-121's build parses 7,120 layouts of a few kinds)."""
         axes: list[tuple[str, int]] = []
         pos = 0
         for m in _TOKEN.finditer(text):

@@ -256,6 +256,24 @@ func.func @dense_unpackable_columns(%x: tensor<5x48xf32>) -> tensor<5x40xf32> {
   func.return %d : tensor<5x40xf32>
 }
 
+// One row (a GEMV) is a matmul over packed panels when its columns are whole GEMV tiles
+// (4 panels of 32: 8 vector accumulators over k, no horizontal sums); a classifier's 1000
+// columns stay a dense (8 outputs' dot products at a time).
+// CHECK-LABEL: func.func @gemv_packed
+// CHECK:         nnvm.matmul %x, %{{.*}} {rhs_panel = 32} : (tensor<1x48xf32>, tensor<4x48x32xf32>) -> tensor<1x128xf32>
+// CHECK-LABEL: func.func @gemv_stays_dense
+// CHECK:         nnvm.dense %x, %w : (tensor<1x48xf32>, tensor<1000x48xf32>) -> tensor<1x1000xf32>
+func.func @gemv_packed(%x: tensor<1x48xf32>) -> tensor<1x128xf32> {
+  %w = nnvm.param "w" : tensor<128x48xf32>
+  %d = nnvm.dense %x, %w : (tensor<1x48xf32>, tensor<128x48xf32>) -> tensor<1x128xf32>
+  func.return %d : tensor<1x128xf32>
+}
+func.func @gemv_stays_dense(%x: tensor<1x48xf32>) -> tensor<1x1000xf32> {
+  %w = nnvm.param "w" : tensor<1000x48xf32>
+  %d = nnvm.dense %x, %w : (tensor<1x48xf32>, tensor<1000x48xf32>) -> tensor<1x1000xf32>
+  func.return %d : tensor<1x1000xf32>
+}
+
 // Reshaped to other leading dims: the rows stay flattened.
 // CHECK-LABEL: func.func @dense_reshaped_elsewhere
 // CHECK:         nnvm.reshape %x {shape = [6, 16]}
@@ -324,7 +342,7 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 28 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
-// STATS-NEXT:   (S) 8 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 9 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
 
 // Channels a block does not divide, at least a block of them, are padded to whole blocks (as
 // onnxruntime's NCHWc convs): 24 -> 40 -> 24 channels, a depthwise conv over the 40 (its

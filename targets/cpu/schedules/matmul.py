@@ -54,6 +54,11 @@ PREFETCH_BYTES = 4096
 """How far ahead of the depth loop of a depth-blocked matmul its column panel is prefetched (a
 software prefetch a few hundred cycles before the row is read: the hardware's streamers
 start over at each 4 KiB page and keep few lines in flight for one stream)."""
+GEMV_ROWS = 2
+"""Rows up to which a matmul is a GEMV: its register tile is one row of 8 vectors (or 4), and
+its weights are not prefetched: it reads them as one sequential stream per panel, which the
+hardware's prefetchers follow (with the weight in cache, 768 . 768x768 51 -> 46 us; from memory,
+3072 . 3072x3072 1.33 / 1.35 ms with / without, within noise; an LSTM's steps alike)."""
 FEW_ROW_TILES = 2
 """Row tiles up to which a matmul blocks its reduction at any depth (see `matmul`). Measured
 with three (LLaMA's 29 tokens: 14 + 14 + 1 rows), the blocked nest was 6% slower end to end."""
@@ -76,7 +81,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     vec = s.lanes(anchor.element_type)
     budget = s.accumulators
     nf = n if n <= 2 * vec else 2 * vec  # a last tile past N runs as masked vectors
-    if m <= 2:  # a GEMV: spend the accumulators on columns (independent FMA chains)
+    if m <= GEMV_ROWS:  # a GEMV: spend the accumulators on columns (independent FMA chains)
         nf = next((v * vec for v in (8, 4) if n % (v * vec) == 0 and v * m <= budget), nf)
     # whole vectors that tile a packed operand's column panels (three vectors of a 32-wide
     # panel straddle panels: index math per element, measured 60x slower)
@@ -126,7 +131,8 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(UnrollOp.make(a, ai))
     p.append(VectorizeOp.make(a, aj))
     if len(anchor.reduce_names) == 1:
-        s.prefetch_weights(a, anchor, anchor.reduce_names[0], nf, PREFETCH_BYTES, PREFETCH_KNOB)
+        r = anchor.reduce_names[0]
+        s.prefetch_weights(a, anchor, r, nf, PREFETCH_BYTES, PREFETCH_KNOB, on=m > GEMV_ROWS)
 
 
 def _k_blocked(
@@ -157,7 +163,7 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", *streamed, f"{ai}.i", aj]))
     p.extend(UnrollOp.make(a, x) for x in (*streamed, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
-    s.prefetch_weights(a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB)
+    s.prefetch_weights(a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB, on=m > GEMV_ROWS)
 
 
 def row_tile(m: int, rows: int) -> int:

@@ -228,15 +228,22 @@ class KernelScheduler:
         return pads
 
     def prefetch_weights(
-        self, a: str, anchor: ComputeOp, axis: str, row: int, distance: int, knob: str
+        self,
+        a: str,
+        anchor: ComputeOp,
+        axis: str,
+        row: int,
+        distance: int,
+        knob: str,
+        on: bool = True,
     ) -> None:
         """Prefetch the anchor's right operand (its weights) `distance` bytes ahead of loop
         `axis` of stage `a`, each iteration of which reads `row` elements further on; the
-        iterations ahead are the knob `knob` (0 turns it off). The matmul's column panels
-        and the NCHWc conv's weight rows use it."""
+        iterations ahead are the knob `knob` (0 turns it off; `on` False makes 0 the
+        default). The matmul's column panels and the NCHWc conv's weight rows use it."""
         weights = right_operand(anchor)
         ahead = distance // (row * max(element_bits(anchor.element_type) // 8, 1))
-        ahead = self.knob(knob, sorted({0, ahead}), ahead)
+        ahead = self.knob(knob, sorted({0, ahead}), ahead if on else 0)
         if weights is not None and ahead:
             self.prims.append(PrefetchOp.make(a, weights, axis, ahead))
 
