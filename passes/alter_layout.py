@@ -667,9 +667,28 @@ class SinkThroughBinary(RewritePattern):
         per_channel = offset <= 1 and all(
             d == (channels if offset + k == 1 else 1) for k, d in enumerate(shape)
         )
-        if not per_channel or not is_constant_like(other, self.cache):
-            return None
-        return channel_vector_to_layout(other, channels, layout)
+        if per_channel and is_constant_like(other, self.cache):
+            return channel_vector_to_layout(other, channels, layout)
+        if len(logical) == 4 and _per_sample_channels(shape, logical):
+            # computed at run time, per channel (and sample): a group norm's mean and scale.
+            # Its transform moves N x C numbers; staying in NCHW would move the whole tensor
+            # out of the blocked layout and back (a UNet's GroupNorm + SiLU, a strided scalar
+            # loop each way)
+            moved = _to_layout(other, "NCHW", layout)
+            if other.name_hint:
+                moved.results[0].name_hint = f"{other.name_hint}_{layout}"
+            return [moved], moved.results[0]
+        return None
+
+
+def _per_sample_channels(shape: tuple[int, ...], logical: tuple[int, ...]) -> bool:
+    """Is `shape` [1 or N, C, 1, ...] against data of shape `logical` [N, C, ...]?"""
+    return (
+        len(shape) == len(logical)
+        and shape[0] in (1, logical[0])
+        and shape[1] == logical[1]
+        and all(d == 1 for d in shape[2:])
+    )
 
 
 @dataclass

@@ -104,7 +104,49 @@ func.func @pow_small_constants(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   func.return %p : tensor<2x5xf32>
 }
 
+// A group norm as torch exports it (8 channels in 2 groups): reshape to [N, G, rest],
+// instance_norm, reshape back. It becomes per-channel means of x and of (x - mean)^2 over the
+// spatial axes, averaged over each group's channels on [N, G, C/G] views of those [N, C, 1, 1]
+// tensors, and (x - mean) * scale + shift: the activation keeps its [N, C, H, W] shape.
+// CHECK-LABEL: func.func @group_norm
+// CHECK-NOT:     nnvm.instance_norm
+// CHECK:         %[[M:.*]] = nnvm.mean %x {axes = [2, 3], keepdims = true} : (tensor<2x8x3x3xf32>) -> tensor<2x8x1x1xf32>
+// CHECK:         %[[MG:.*]] = nnvm.reshape %[[M]] {shape = [2, 2, 4]} : (tensor<2x8x1x1xf32>) -> tensor<2x2x4xf32>
+// CHECK:         nnvm.mean %[[MG]] {axes = [2], keepdims = true} : (tensor<2x2x4xf32>) -> tensor<2x2x1xf32>
+// CHECK:         %[[D:.*]] = nnvm.sub %x, %{{.*}} : (tensor<2x8x3x3xf32>, tensor<2x8x1x1xf32>) -> tensor<2x8x3x3xf32>
+// CHECK:         %[[SQ:.*]] = nnvm.mul %[[D]], %[[D]]
+// CHECK:         nnvm.mean %[[SQ]] {axes = [2, 3], keepdims = true} : (tensor<2x8x3x3xf32>) -> tensor<2x8x1x1xf32>
+// CHECK:         nnvm.rsqrt
+// CHECK:         %[[S:.*]] = nnvm.mul %[[D]], %{{.*}} : (tensor<2x8x3x3xf32>, tensor<2x8x1x1xf32>) -> tensor<2x8x3x3xf32>
+// CHECK:         %[[Y:.*]] = nnvm.add %[[S]], %{{.*}} : (tensor<2x8x3x3xf32>, tensor<1x8x1x1xf32>) -> tensor<2x8x3x3xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @group_norm(%x: tensor<2x8x3x3xf32>) -> tensor<2x8x3x3xf32> {
+  %g = nnvm.param "g" : tensor<2xf32>
+  %b = nnvm.param "b" : tensor<2xf32>
+  %r = nnvm.reshape %x {shape = [2, 2, 36]} : (tensor<2x8x3x3xf32>) -> tensor<2x2x36xf32>
+  %n = nnvm.instance_norm %r, %g, %b {epsilon = 1.0e-05 : f64} : (tensor<2x2x36xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2x36xf32>
+  %y = nnvm.reshape %n {shape = [2, 8, 3, 3]} : (tensor<2x2x36xf32>) -> tensor<2x8x3x3xf32>
+  func.return %y : tensor<2x8x3x3xf32>
+}
+
+// Left alone: an instance norm of [N, C, H, W] itself, and a reshape that is not [N, G, rest].
+// CHECK-LABEL: func.func @not_group_norms
+// CHECK:         nnvm.instance_norm %x
+// CHECK:         nnvm.instance_norm %{{.*}}
+func.func @not_group_norms(%x: tensor<2x8x3x3xf32>) -> (tensor<2x8x3x3xf32>, tensor<2x8x3x3xf32>) {
+  %g = nnvm.param "g" : tensor<8xf32>
+  %b = nnvm.param "b" : tensor<8xf32>
+  %n = nnvm.instance_norm %x, %g, %b {epsilon = 1.0e-05 : f64} : (tensor<2x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x3x3xf32>
+  %g16 = nnvm.param "g16" : tensor<16xf32>
+  %b16 = nnvm.param "b16" : tensor<16xf32>
+  %r = nnvm.reshape %x {shape = [1, 16, 9]} : (tensor<2x8x3x3xf32>) -> tensor<1x16x9xf32>
+  %m = nnvm.instance_norm %r, %g16, %b16 {epsilon = 1.0e-05 : f64} : (tensor<1x16x9xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x9xf32>
+  %back = nnvm.reshape %m {shape = [2, 8, 3, 3]} : (tensor<1x16x9xf32>) -> tensor<2x8x3x3xf32>
+  func.return %n, %back : tensor<2x8x3x3xf32>, tensor<2x8x3x3xf32>
+}
+
 // STATS:      'simplify-inference'
 // STATS-NEXT:   (S) 3 batch-norms - batch_norm ops simplified
 // STATS-NEXT:   (S) 3 removed-ops - dropout/identity ops removed
 // STATS-NEXT:   (S) 2 powers - pow by 1, 2, 3, 4 or 0.5 simplified
+// STATS-NEXT:   (S) 1 group-norms - group norms in channels

@@ -131,3 +131,72 @@ def test_conv_odd_channel_blocks(in_channels, out_channels, hw, kernel) -> None:
     x_shape = [2, in_channels, hw, hw]
     w_shape = [out_channels, in_channels, kernel, kernel]
     _check(_model(node, x_shape, {"w": w_shape}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, attrs",
+    [
+        # a UNet's upsampling: four 2x2 convs over the input, interleaved
+        ([1, 32, 12, 12], [32, 16, 4, 4], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        # 3x3, stride 2, output padding 1: phases of 1x1, 1x2, 2x1 and 2x2 taps
+        ([1, 16, 9, 9], [16, 24, 3, 3], {"strides": [2, 2], "pads": [1] * 4,
+                                         "output_padding": [1, 1]}),
+        ([2, 16, 7, 7], [16, 16, 2, 2], {"strides": [2, 2]}),  # 2x2 stride 2: four 1x1 convs
+        ([1, 16, 10], [16, 8, 4], {"strides": [2], "pads": [1, 1]}),  # 1-D
+    ],
+)  # fmt: skip
+def test_conv_transpose_by_phases(x_shape, w_shape, attrs) -> None:
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    model = single_op(node, x_shape, {"w": w_shape, "b": [w_shape[1]]}, scale=0.1, seed=3)
+    _check(model, x_shape)
+
+
+def _group_norm_model(batch: int, channels: int, groups: int, hw: int):
+    """Conv, then GroupNorm as torch exports it (reshape to [N, G, rest], InstanceNorm,
+    reshape back, per-channel affine), then SiLU, then a conv."""
+    from onnx import TensorProto, numpy_helper
+
+    rng = np.random.default_rng(5)
+
+    def const(name, array):
+        return numpy_helper.from_array(np.asarray(array), name)
+
+    inits = [
+        const("w1", (rng.standard_normal((channels, 8, 3, 3)) * 0.2).astype(np.float32)),
+        const("b1", (rng.standard_normal(channels) + 2.0).astype(np.float32)),  # a large mean
+        const("grouped", np.array([batch, groups, -1], np.int64)),
+        const("back", np.array([batch, channels, hw, hw], np.int64)),
+        const("s", np.ones(groups, np.float32)),
+        const("z", np.zeros(groups, np.float32)),
+        const("gamma", rng.standard_normal((channels, 1, 1)).astype(np.float32)),
+        const("beta", rng.standard_normal((channels, 1, 1)).astype(np.float32)),
+        const("w2", (rng.standard_normal((16, channels, 3, 3)) * 0.2).astype(np.float32)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c"], pads=[1] * 4),
+        helper.make_node("Reshape", ["c", "grouped"], ["r"]),
+        helper.make_node("InstanceNormalization", ["r", "s", "z"], ["n"], epsilon=1e-5),
+        helper.make_node("Reshape", ["n", "back"], ["u"]),
+        helper.make_node("Mul", ["u", "gamma"], ["g"]),
+        helper.make_node("Add", ["g", "beta"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["sg"]),
+        helper.make_node("Mul", ["a", "sg"], ["silu"]),
+        helper.make_node("Conv", ["silu", "w2"], ["y"], pads=[1] * 4),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "group_norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 8, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize(
+    "batch, channels, groups, hw",
+    [(1, 32, 8, 12), (2, 64, 32, 6), (1, 24, 6, 7)],  # groups inside blocks, 2-channel groups,
+)  # channels padded to whole blocks
+def test_group_norm_stays_in_blocked_layout(batch, channels, groups, hw) -> None:
+    """GroupNorm's statistics per channel, combined per group, the activation blocked."""
+    _check(_group_norm_model(batch, channels, groups, hw), [batch, 8, hw, hw])

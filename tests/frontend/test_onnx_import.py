@@ -10,6 +10,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
 
@@ -212,6 +214,56 @@ def test_conv_transpose() -> None:
         {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1], "group": 2},
         {"w": f32(4, 3, 3, 3), "b": f32(6)},
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kernel=st.tuples(st.integers(1, 5), st.integers(1, 5)),
+    strides=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    pads=st.tuples(*[st.integers(0, 2)] * 4),
+    out_pad=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    groups=st.sampled_from([1, 2]),
+    one_d=st.booleans(),
+    bias=st.booleans(),
+    size=st.integers(1, 6),
+)
+def test_conv_transpose_every_phase_layout(
+    kernel, strides, pads, out_pad, groups, one_d, bias, size
+) -> None:
+    """Strided transposed convs are one ordinary conv per output phase (sub-kernels of the
+    flipped weight, interleaved); kernels below the stride, crops and the rest insert zeros.
+    Both against onnxruntime, 1-D and 2-D, any padding, output padding below the stride."""
+    rank = 1 if one_d else 2
+    kernel, strides, out_pad = kernel[:rank], strides[:rank], out_pad[:rank]
+    pads = pads[:rank] + pads[2 : 2 + rank]
+    out_pad = [min(p, s - 1) for p, s in zip(out_pad, strides, strict=True)]
+    outs = [
+        s * (size - 1) + p + k - pads[a] - pads[rank + a]
+        for a, (k, s, p) in enumerate(zip(kernel, strides, out_pad, strict=True))
+    ]
+    assume(all(o >= 1 for o in outs))
+    initializers = {"w": f32(2 * groups, 3, *kernel)}
+    if bias:
+        initializers["b"] = f32(3 * groups)
+    attrs = {
+        "strides": list(strides), "pads": list(pads), "output_padding": list(out_pad),
+        "group": groups, "kernel_shape": list(kernel),
+    }  # fmt: skip
+    check("ConvTranspose", {"x": f32(1, 2 * groups, *[size] * rank)}, attrs, initializers)
+
+
+def test_conv_transpose_stride_2_runs_one_conv_per_phase() -> None:
+    """A UNet's 4x4 stride-2 upsampling: four 2x2 convs over the input, no zero insertion."""
+    model = check(
+        "ConvTranspose",
+        {"x": f32(1, 4, 6, 6)},
+        {"strides": [2, 2], "pads": [1, 1, 1, 1], "kernel_shape": [4, 4]},
+        {"w": f32(4, 3, 4, 4), "b": f32(3)},
+    )
+    module, _ = from_onnx(model)
+    convs = [op for op in module.walk() if op.name == "nnvm.conv2d"]
+    assert len(convs) == 4 and not [op for op in module.walk() if op.name == "nnvm.pad"]
+    assert {tuple(c.operands[1].type.get_shape()[2:]) for c in convs} == {(2, 2)}
 
 
 @pytest.mark.parametrize(
