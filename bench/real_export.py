@@ -235,6 +235,58 @@ def _detector():
     return Detector(), _image(size=320)
 
 
+def _unet():
+    """A diffusion-style UNet at 128x128: residual blocks of GroupNorm (8 groups) + SiLU + 3x3
+    conv, stride-2 convs down, 4x4 stride-2 transposed convs up, skip connections by concat."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.n1, self.c1 = nn.GroupNorm(8, cin), nn.Conv2d(cin, cout, 3, padding=1)
+            self.n2, self.c2 = nn.GroupNorm(8, cout), nn.Conv2d(cout, cout, 3, padding=1)
+            self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+        def forward(self, x):
+            h = self.c1(nn.functional.silu(self.n1(x)))
+            return self.c2(nn.functional.silu(self.n2(h))) + self.skip(x)
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Conv2d(3, 32, 3, padding=1)
+            self.d1, self.down1 = Block(32, 32), nn.Conv2d(32, 64, 3, stride=2, padding=1)
+            self.d2, self.down2 = Block(64, 64), nn.Conv2d(64, 128, 3, stride=2, padding=1)
+            self.mid = Block(128, 128)
+            self.up2, self.u2 = nn.ConvTranspose2d(128, 64, 4, stride=2, padding=1), Block(128, 64)
+            self.up1, self.u1 = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1), Block(64, 32)
+            self.out = nn.Conv2d(32, 3, 3, padding=1)
+
+        def forward(self, x):
+            h0 = self.d1(self.inp(x))
+            h1 = self.d2(self.down1(h0))
+            m = self.mid(self.down2(h1))
+            u = self.u2(torch.cat([self.up2(m), h1], 1))
+            return self.out(self.u1(torch.cat([self.up1(u), h0], 1)))
+
+    return UNet(), _image(size=128)
+
+
+def _segformer():
+    from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+    class Logits(_module_base()):
+        def __init__(self):
+            super().__init__()
+            self.model = SegformerForSemanticSegmentation(SegformerConfig())
+
+        def forward(self, x):
+            return self.model(pixel_values=x).logits
+
+    return Logits(), _image(size=256)
+
+
 SUITE: dict[str, Spec] = {
     "vit-b16-4l": Spec("vision transformer, 197 tokens, hidden 768", _vit),
     "deeplabv3-mnv3": Spec("segmentation: dilated convs, bilinear upsampling", _deeplab),
@@ -262,6 +314,8 @@ SUITE: dict[str, Spec] = {
     "densenet121": Spec("dense concat blocks", _tv("densenet121")),
     "r3d-18": Spec("3-D convs, 8 frames at 112x112", _video),
     "swin-t": Spec("shifted-window transformer", _tv("swin_t")),
+    "unet-gn": Spec("UNet: GroupNorm + SiLU, transposed convs, skip concats", _unet),
+    "segformer-b0": Spec("SegFormer: reduced-key attention, Mix-FFN, tokens <-> NCHW", _segformer),
 }
 
 
