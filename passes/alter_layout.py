@@ -841,6 +841,62 @@ class SinkThroughConcat(RewritePattern):
         self.stats.followers += 1
 
 
+@dataclass
+class HoistBlockingAboveUpsample(RewritePattern):
+    """lt(concat(a, b, ...), NCHW -> NCHW<b>c) -> concat(lt(a), lt(b), ...) in the blocked
+    layout, and lt(resize(x)) -> resize(lt(x)) for a resize that keeps its channels and does
+    not shrink: the transform into a conv's blocked layout moves up to the smallest tensors of
+    a decode head (SegFormer's and FPN-style heads upsample each scale, concat along C, then
+    a conv fuses them). Left below, the transform read the concat of upsampled maps in NCHW:
+    every output lane a gather through the resize's taps, 5 ms for SegFormer-B0's 16 MB; above,
+    the resizes run blocked (taps uniform across the channel vector) and the transforms touch
+    the maps before upsampling. Only where the concat or resize has no other reader."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LayoutTransformOp, rewriter: PatternRewriter) -> None:
+        layout = op.attr("dst_layout")
+        if op.attr("src_layout") != "NCHW" or not _BLOCKED_NCHW.fullmatch(layout):
+            return
+        producer = op.input.owner
+        if not op.input.has_one_use() or not isinstance(producer, ConcatOp | ResizeOp):
+            return
+        block = Layout.parse(layout, "NCHW").factor("C")
+        if isinstance(producer, ConcatOp):
+            if len(shape_of(producer.result)) != 4:
+                return
+            axis = normalize_axis(producer.attr("axis"), 4)
+            if any(shape_of(v)[1] % block for v in producer.operands):
+                return  # padded pieces: padding would land between their channels
+            moved = [_to_layout(v, "NCHW", layout) for v in producer.operands]
+            blocked = rebuild(producer, [m.results[0] for m in moved], axis=axis)
+        else:
+            x = producer.operands[0]
+            size, scales = list(producer.attr("size")), list(producer.attr("scales"))
+            shape = shape_of(x)
+            if len(shape) != 4 or producer.attr("roi") or shape[1] % block:
+                return
+            if size[1] != shape[1] or (scales and scales[1] != 1.0):
+                return
+            if math.prod(shape) > math.prod(size):
+                return  # a downsample: the transform is cheaper below it
+            moved = [_to_layout(x, "NCHW", layout)]
+            blocked = rebuild(
+                producer,
+                [moved[0].results[0]],
+                size=[size[0], size[1] // block, size[2], size[3], block],
+                scales=[*scales, 1.0] if scales else [],
+            )
+        for m, v in zip(moved, producer.operands, strict=True):
+            if v.name_hint:
+                m.results[0].name_hint = f"{v.name_hint}_{layout}"
+        blocked.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, [*moved, blocked], [blocked.results[0]])
+        rewriter.erase(producer)
+        self.stats.followers += 1
+
+
 # ----------------------------------------------------------------------------------------------
 # Canonicalization: compose back-to-back transforms
 # ----------------------------------------------------------------------------------------------
@@ -921,6 +977,7 @@ class AlterLayoutPass(ModulePass):
             SinkThroughSplit(stats),
             SinkThroughResize(stats),
             SinkThroughConcat(stats),
+            HoistBlockingAboveUpsample(stats),
         ]
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)

@@ -328,6 +328,31 @@ func.func @split_resize(%x: tensor<1x16x6x6xf32>, %w: tensor<16x16x3x3xf32>) -> 
   func.return %p, %q : tensor<1x4x12x12xf32>, tensor<1x20x12x12xf32>
 }
 
+// A decode head: two scales from NCHW producers (not blocked), the small one upsampled, a
+// concat along C, a conv. The transform into the conv's layout moves above the concat and the
+// upsample: both maps are blocked before it (the small one at its small size), the resize and
+// the concat run in NCHW8c. A downsample keeps its transform below.
+// CHECK-LABEL: func.func @decode_head
+// CHECK-NEXT:    %lo_NCHW8c = nnvm.layout_transform %lo {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x16x3x3xf32>) -> tensor<1x2x3x3x8xf32>
+// CHECK-NEXT:    %[[UP:.*]] = nnvm.resize %lo_NCHW8c {size = [1, 2, 6, 6, 8], scales = [1.0, 1.0, 2.0, 2.0, 1.0]
+// CHECK-NEXT:    %hi_NCHW8c = nnvm.layout_transform %hi {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x8x6x6xf32>) -> tensor<1x1x6x6x8xf32>
+// CHECK-NEXT:    %[[C:.*]] = nnvm.concat %[[UP]], %hi_NCHW8c {axis = 1} : (tensor<1x2x6x6x8xf32>, tensor<1x1x6x6x8xf32>) -> tensor<1x3x6x6x8xf32>
+// CHECK:         nnvm.conv2d %[[C]]
+// CHECK-LABEL: func.func @downsample_head
+// CHECK:         nnvm.resize %x {{.*}} -> tensor<1x16x3x3xf32>
+// CHECK-NEXT:    nnvm.layout_transform
+func.func @decode_head(%lo: tensor<1x16x3x3xf32>, %hi: tensor<1x8x6x6xf32>, %w: tensor<8x24x1x1xf32>) -> tensor<1x8x6x6xf32> {
+  %up = nnvm.resize %lo {size = [1, 16, 6, 6], scales = [1.0, 1.0, 2.0, 2.0], mode = "linear"} : (tensor<1x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %c = nnvm.concat %up, %hi {axis = 1} : (tensor<1x16x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x24x6x6xf32>
+  %y = nnvm.conv2d %c, %w : (tensor<1x24x6x6xf32>, tensor<8x24x1x1xf32>) -> tensor<1x8x6x6xf32>
+  func.return %y : tensor<1x8x6x6xf32>
+}
+func.func @downsample_head(%x: tensor<1x16x6x6xf32>, %w: tensor<8x16x1x1xf32>) -> tensor<1x8x3x3xf32> {
+  %d = nnvm.resize %x {size = [1, 16, 3, 3], scales = [1.0, 1.0, 0.5, 0.5], mode = "linear"} : (tensor<1x16x6x6xf32>) -> tensor<1x16x3x3xf32>
+  %y = nnvm.conv2d %d, %w : (tensor<1x16x3x3xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x3x3xf32>
+  func.return %y : tensor<1x8x3x3xf32>
+}
+
 // Back-to-back transforms compose: A->B->A is the identity, A->B->C is A->C.
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %c = nnvm.layout_transform %x {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
@@ -340,10 +365,10 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 17 blocked-convs - conv2d ops blocked
-// STATS-NEXT:   (S) 25 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 19 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 27 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 30 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 37 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 9 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
 

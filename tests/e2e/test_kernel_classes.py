@@ -200,3 +200,50 @@ def _group_norm_model(batch: int, channels: int, groups: int, hw: int):
 def test_group_norm_stays_in_blocked_layout(batch, channels, groups, hw) -> None:
     """GroupNorm's statistics per channel, combined per group, the activation blocked."""
     _check(_group_norm_model(batch, channels, groups, hw), [batch, 8, hw, hw])
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_decode_head_upsamples_blocked(mode) -> None:
+    """A decode head (SegFormer / FPN): a small map upsampled x4 and a large one, concat along
+    C, a 1x1 conv; the transform into the conv's layout moves above the concat and the resize.
+    Channels a block does not divide (24) keep it below."""
+    from onnx import TensorProto, numpy_helper
+
+    rng = np.random.default_rng(6)
+    for lo_c, hi_c in ((32, 16), (24, 16)):
+        inits = [
+            numpy_helper.from_array(np.array([1, 1, 4, 4], np.float32), "scales"),
+            numpy_helper.from_array(
+                (rng.standard_normal((16, lo_c + hi_c, 1, 1)) * 0.2).astype(np.float32), "w"
+            ),
+        ]
+        nodes = [
+            helper.make_node("Resize", ["lo", "", "scales"], ["up"], mode=mode),
+            helper.make_node("Concat", ["up", "hi"], ["c"], axis=1),
+            helper.make_node("Conv", ["c", "w"], ["y"]),
+        ]
+        graph = helper.make_graph(
+            nodes,
+            "head",
+            [
+                helper.make_tensor_value_info("lo", TensorProto.FLOAT, [1, lo_c, 5, 5]),
+                helper.make_tensor_value_info("hi", TensorProto.FLOAT, [1, hi_c, 20, 20]),
+            ],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            inits,
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        feeds = {
+            "lo": rng.standard_normal((1, lo_c, 5, 5)).astype(np.float32),
+            "hi": rng.standard_normal((1, hi_c, 20, 20)).astype(np.float32),
+        }
+        module, params = from_onnx(model)
+        graph_, lib, p = build(module, params=params)
+        m = graph_runtime.create(graph_, lib, nnvm.cpu(0))
+        m.set_input(**p)
+        m.run(**feeds)
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        want = session.run(None, feeds)[0]
+        np.testing.assert_allclose(m.get_output(0), want, rtol=1e-3, atol=1e-4)
