@@ -324,7 +324,10 @@ class KernelScheduler:
             if outer is not None:
                 self.parallel(name, outer, op)
             return
-        if len(shape) >= 2 and shape[-1] % lanes == 0 and total > lanes:
+        # one loop over every axis only for a flat formula: any other index is rebuilt from
+        # the fused one by div/mod for every vector, and a vector may straddle the runs of
+        # a reshape (MobileViT's unfold, rows of 36 into 144: 1.18 ms, 8% of its roof)
+        if len(shape) >= 2 and shape[-1] % lanes == 0 and total > lanes and self._flat(op):
             fused = f"{name}.fused"
             p.append(FuseOp.make(name, axes, fused))
             p.append(SplitOp.make(name, fused, lanes, None, f"{fused}.o", f"{fused}.i"))
