@@ -59,8 +59,8 @@ class FoldReciprocalMultiply(RewritePattern):
             if not recip.has_one_use() or div.parent_block() is not op.parent_block():
                 continue
             one = div.lhs
-            rewriter.replace_op(op, arith.DivfOp(other, div.rhs, flags=op.fastmath))
-            rewriter.erase_op(div)
+            rewriter.replace(op, arith.DivfOp(other, div.rhs, flags=op.fastmath))
+            rewriter.erase(div)
             _erase_if_unused(one, rewriter)
             return
 
@@ -70,7 +70,7 @@ def _erase_if_unused(value: SSAValue, rewriter: PatternRewriter) -> None:
     op = value.owner
     if isinstance(op, arith.ConstantOp | vector.BroadcastOp) and not value.uses:
         sources = list(op.operands)
-        rewriter.erase_op(op)
+        rewriter.erase(op)
         for source in sources:
             _erase_if_unused(source, rewriter)
 

@@ -182,10 +182,10 @@ class GroupNormInChannels(RewritePattern):
         result = AddOp.make(scaled, shift)
         new_ops.append(result)
         result.results[0].name_hint = back.results[0].name_hint
-        rewriter.insert_op(new_ops, InsertPoint.before(back))
-        rewriter.replace_op(back, [], [result.results[0]])
-        rewriter.erase_op(op)
-        rewriter.erase_op(into)
+        rewriter.insert(new_ops, InsertPoint.before(back))
+        rewriter.replace(back, [], [result.results[0]])
+        rewriter.erase(op)
+        rewriter.erase(into)
         self.counter.group_norms += 1
 
 
