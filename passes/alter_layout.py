@@ -794,24 +794,35 @@ class SinkThroughResize(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ResizeOp, rewriter: PatternRewriter) -> None:
-        if len(shape_of(op.operands[0])) != 4 or op.attr("roi"):
-            return
         source = blocked_source(op.operands[0])
-        if source is None:
-            return
-        size, scales = list(op.attr("size")), list(op.attr("scales"))
-        if size[1] != shape_of(op.operands[0])[1] or (scales and scales[1] != 1.0):
+        if source is None or not _keeps_channels(op):
             return
         a, layout = source
-        n, cb, _, _, block = shape_of(a)
-        blocked = rebuild(
-            op,
-            [a],
-            size=[size[0], cb, size[2], size[3], block],
-            scales=[*scales, 1.0] if scales else [],
-        )
+        blocked = _blocked_resize(op, a)
         _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
         self.stats.followers += 1
+
+
+def _keeps_channels(op: ResizeOp) -> bool:
+    """A 2-D resize with no roi and scale 1 along C: in a blocked layout its channel block is
+    one more axis of scale 1."""
+    shape = shape_of(op.operands[0])
+    if len(shape) != 4 or op.attr("roi"):
+        return False
+    size, scales = list(op.attr("size")), list(op.attr("scales"))
+    return size[1] == shape[1] and not (scales and scales[1] != 1.0)
+
+
+def _blocked_resize(op: ResizeOp, a: SSAValue) -> Operation:
+    """The resize `op` (one that keeps its channels) of `a`, the same data blocked."""
+    size, scales = list(op.attr("size")), list(op.attr("scales"))
+    _, cb, _, _, block = shape_of(a)
+    return rebuild(
+        op,
+        [a],
+        size=[size[0], cb, size[2], size[3], block],
+        scales=[*scales, 1.0] if scales else [],
+    )
 
 
 @dataclass
@@ -873,21 +884,12 @@ class HoistBlockingAboveUpsample(RewritePattern):
             blocked = rebuild(producer, [m.results[0] for m in moved], axis=axis)
         else:
             x = producer.operands[0]
-            size, scales = list(producer.attr("size")), list(producer.attr("scales"))
-            shape = shape_of(x)
-            if len(shape) != 4 or producer.attr("roi") or shape[1] % block:
+            if not _keeps_channels(producer) or shape_of(x)[1] % block:
                 return
-            if size[1] != shape[1] or (scales and scales[1] != 1.0):
-                return
-            if math.prod(shape) > math.prod(size):
+            if math.prod(shape_of(x)) > math.prod(shape_of(producer.results[0])):
                 return  # a downsample: the transform is cheaper below it
             moved = [_to_layout(x, "NCHW", layout)]
-            blocked = rebuild(
-                producer,
-                [moved[0].results[0]],
-                size=[size[0], size[1] // block, size[2], size[3], block],
-                scales=[*scales, 1.0] if scales else [],
-            )
+            blocked = _blocked_resize(producer, moved[0].results[0])
         for m, v in zip(moved, producer.operands, strict=True):
             if v.name_hint:
                 m.results[0].name_hint = f"{v.name_hint}_{layout}"
