@@ -30,5 +30,8 @@ PASSES: dict[str, PassFactory] = {
     "fold-reciprocal-multiply": lazy_pass(
         ".fold_reciprocal_multiply", "FoldReciprocalMultiplyPass", __name__
     ),
+    "multiply-by-reciprocal": lazy_pass(
+        ".multiply_by_reciprocal", "MultiplyByReciprocalPass", __name__
+    ),
     "apply-tuning-log": lazy_pass(".apply_tuning_log", "ApplyTuningLogPass", __name__),
 }

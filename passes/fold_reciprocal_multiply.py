@@ -61,18 +61,18 @@ class FoldReciprocalMultiply(RewritePattern):
             one = div.lhs
             rewriter.replace(op, arith.DivfOp(other, div.rhs, flags=op.fastmath))
             rewriter.erase(div)
-            _erase_if_unused(one, rewriter)
+            erase_if_unused(one, rewriter)
             return
 
 
-def _erase_if_unused(value: SSAValue, rewriter: PatternRewriter) -> None:
-    """Erase the constant 1 (and the broadcast of it) the reciprocal no longer reads."""
+def erase_if_unused(value: SSAValue, rewriter: PatternRewriter) -> None:
+    """Erase a constant (and the broadcasts of it) that nothing reads any more."""
     op = value.owner
     if isinstance(op, arith.ConstantOp | vector.BroadcastOp) and not value.uses:
         sources = list(op.operands)
         rewriter.erase(op)
         for source in sources:
-            _erase_if_unused(source, rewriter)
+            erase_if_unused(source, rewriter)
 
 
 class FoldReciprocalMultiplyPass(ModulePass):

@@ -133,6 +133,10 @@ def _fpowi(op: math.FPowIOp, b: LLVMBuilder):
     return [b.call_intrinsic(name, [x, n32], t)]
 
 
+REGISTER_LANES = 16
+"""f32 lanes of an AVX-512 register: the width of the polynomials' x86-specific forms."""
+
+
 @dataclass(frozen=True)
 class _Approx:
     """exp/log/tanh/erf: polynomial for f32 (and f16 via f32), intrinsic or libm otherwise."""
@@ -152,16 +156,32 @@ class _Approx:
             return self.fallback(op, b)
         if isinstance(e, Float16Type):
             wide = b.fpext(x, same_shape(x.type, f32))
-            r = getattr(F32Math(b, wide.type, self.ldexp), self.method)(wide)
+            r = self._in_registers(b, wide, lambda m, v: getattr(m, self.method)(v))
             return [b.fptrunc(r, x.type)]
         if isinstance(e, Float32Type):
             source = op.operands[0].owner  # arith.negf, or the llvm.fneg that replaced it
             if self.method == "exp" and isinstance(source, arith.NegfOp | llvm.FNegOp):
                 # exp(-y) from y: the negation folds into the constants (a sigmoid's exp)
                 y = b.to_llvm(source.operands[0])
-                return [F32Math(b, x.type, self.ldexp).exp(y, negate=True)]
-            return [getattr(F32Math(b, x.type, self.ldexp), self.method)(x)]
+                return [self._in_registers(b, y, lambda m, v: m.exp(v, negate=True))]
+            return [self._in_registers(b, x, lambda m, v: getattr(m, self.method)(v))]
         return None
+
+    def _in_registers(self, b: LLVMBuilder, x: SSAValue, fn) -> SSAValue:
+        """fn(F32Math, x), on 16-lane slices of a wider vector where AVX-512's instructions
+        serve (a matmul epilogue over two vectors of columns is one 32-lane vector): the
+        16-lane forms use vscalefps and x86's NaN-keeping min/max directly. The slices are
+        the registers LLVM would split the vector into; the shuffles cost nothing."""
+        t = x.type
+        if not (self.ldexp and isinstance(t, VectorType) and t.get_num_dims() == 1):
+            return fn(F32Math(b, t, self.ldexp), x)
+        n = t.get_shape()[0]
+        if n <= REGISTER_LANES or n % REGISTER_LANES:
+            return fn(F32Math(b, t, self.ldexp), x)
+        part = VectorType(t.element_type, [REGISTER_LANES])
+        math16 = F32Math(b, part, self.ldexp)
+        pieces = [b.lanes(x, s, REGISTER_LANES) for s in range(0, n, REGISTER_LANES)]
+        return b.concat([fn(math16, p) for p in pieces])
 
 
 def math_table(approximate: bool = True, ldexp: bool = False) -> dict[type[Operation], Handler]:

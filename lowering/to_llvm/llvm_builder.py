@@ -466,6 +466,30 @@ class LLVMBuilder:
         single = self.emit(llvm.ShuffleVectorOp(v, v, mask, one))
         return self.bitcast(single, vt.element_type)
 
+    def lanes(self, v: SSAValue, start: int, count: int) -> SSAValue:
+        """Lanes start .. start + count - 1 of a 1-D vector, as a vector of `count` lanes."""
+        vt = v.type
+        assert isinstance(vt, VectorType)
+        part = VectorType(vt.element_type, [count])
+        mask = DenseArrayBase.from_list(i32, list(range(start, start + count)))
+        return self.emit(llvm.ShuffleVectorOp(v, v, mask, part))
+
+    def concat(self, parts: Sequence[SSAValue]) -> SSAValue:
+        """One vector of the lanes of `parts` (1-D vectors of one type), in order."""
+        parts = list(parts)
+        while len(parts) > 1:
+            joined = []
+            for a, c in zip(parts[::2], parts[1::2], strict=False):
+                at = a.type
+                n = at.get_shape()[0] + c.type.get_shape()[0]
+                mask = DenseArrayBase.from_list(i32, list(range(n)))
+                wide = VectorType(at.element_type, [n])
+                joined.append(self.emit(llvm.ShuffleVectorOp(a, c, mask, wide)))
+            if len(parts) % 2:
+                joined.append(parts[-1])
+            parts = joined
+        return parts[0]
+
     def step_vector(self, t: VectorType) -> SSAValue:
         """<0, 1, ..., n-1> of integer vector type `t`."""
         n = t.get_shape()[0]

@@ -115,12 +115,16 @@ class F32Math:
         return self.b.icmp("slt", self.bits(a), self.ci(f32_bits(limit)))
 
     # -- the functions ----------------------------------------------------------------------
-    def exp(self, x: SSAValue, keep_nan: bool = True, negate: bool = False) -> SSAValue:
+    def exp(
+        self, x: SSAValue, keep_nan: bool = True, negate: bool = False, bounded: bool = False
+    ) -> SSAValue:
         """exp(x), or exp(-x) with `negate` (the negation folded into the constants: no
-        instruction for it, the same result bit for bit)."""
+        instruction for it, the same result bit for bit). `bounded`: the caller knows x lies
+        in [EXP_LO, EXP_HI] (or is a NaN), so no clamp is needed where the scaling is one
+        instruction."""
         b = self.b
-        if self.ldexp and isinstance(self.t, VectorType) and self.t.get_shape() == (16,):
-            return self._exp_scalef(x, negate)
+        if self._avx512():
+            return self._exp_scalef(x, negate, bounded)
         if negate:
             x = b.fneg(x)
         xc = b.maxnum(b.minnum(x, self.c(EXP_HI)), self.c(EXP_LO))
@@ -147,7 +151,17 @@ class F32Math:
             result = b.select(self.is_nan(x), x, result)
         return result
 
-    def _exp_scalef(self, x: SSAValue, negate: bool = False) -> SSAValue:
+    def _avx512(self) -> bool:
+        """16 lanes with AVX-512's instructions at hand (the target asked for ldexp)."""
+        return self.ldexp and isinstance(self.t, VectorType) and self.t.get_shape() == (16,)
+
+    def _x86(self, op: str, a: SSAValue, x: SSAValue) -> SSAValue:
+        """x86's vminps/vmaxps(a, x): `a` where it compares below (above) x, else x, so a NaN
+        in x passes through (LLVM's minnum/maxnum drop it)."""
+        current = self.b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
+        return self.b.call_intrinsic(f"llvm.x86.avx512.{op}.ps.512", [a, x, current], self.t)
+
+    def _exp_scalef(self, x: SSAValue, negate: bool = False, bounded: bool = False) -> SSAValue:
         """exp of 16 lanes with AVX-512's vscalefps, which scales by 2^n given n as a float
         and rounds once to a subnormal, inf or 0 where it must. n = roundeven(x log2 e) is
         one multiply-add of the rounding constant and one subtract (vrndscaleps after a
@@ -163,9 +177,9 @@ class F32Math:
         sign = -1.0 if negate else 1.0
         lo, hi = (-EXP_HI, -EXP_LO) if negate else (EXP_LO, EXP_HI)
         current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
-        # vmaxps(lo, x) is lo > x ? lo : x, x when it is a NaN (so is vminps)
-        xc = b.call_intrinsic("llvm.x86.avx512.max.ps.512", [self.c(lo), x, current], self.t)
-        xc = b.call_intrinsic("llvm.x86.avx512.min.ps.512", [self.c(hi), xc, current], self.t)
+        xc = x
+        if not bounded:  # clamped, a NaN kept
+            xc = self._x86("min", self.c(hi), self._x86("max", self.c(lo), x))
         magic = self.c(ROUNDING_MAGIC)
         n_f = b.fsub(b.fmuladd(xc, self.c(sign * LOG2E), magic), magic)
         r = b.fmuladd(n_f, self.c(-sign * LN2_HI), xc)
@@ -222,12 +236,15 @@ class F32Math:
         b = self.b
         a = b.fabs(x)
         small = b.fmuladd(x, b.polynomial(b.fmul(x, x), ERF_SMALL), x)
-        ac = b.maxnum(b.minnum(a, self.c(4.0)), self.c(1.0))
+        if self._avx512():  # a NaN passes the clamp, so `large` and the result are NaN
+            ac = self._x86("max", self.c(1.0), self._x86("min", self.c(4.0), a))
+        else:
+            ac = b.maxnum(b.minnum(a, self.c(4.0)), self.c(1.0))
         q = b.polynomial(b.fdiv(self.c(1.0), ac), ERF_LARGE)
-        e = self.exp(b.fmul(ac, ac), keep_nan=False, negate=True)
+        e = self.exp(b.fmul(ac, ac), keep_nan=False, negate=True, bounded=True)
         large = b.copysign(b.fmuladd(b.fneg(e), q, self.c(1.0)), x)
         result = b.select(self.abs_less(a, 1.0), small, large)
-        return b.select(self.is_nan(x), x, result)
+        return result if self._avx512() else b.select(self.is_nan(x), x, result)
 
 
 __all__ = ["ERF_LARGE", "ERF_SMALL", "EXP_P", "F32Math", "LOG_Q", "TANH_P", "f32_bits"]

@@ -98,13 +98,25 @@ def test_polynomial_accuracy(name, ldexp):
     assert _measure(name, 7919, ldexp) <= MAX_ULP[name]
 
 
+@pytest.mark.parametrize("lanes", [16, 32])
 @pytest.mark.parametrize("name", ["exp", "tanh", "erf"])
-def test_polynomial_accuracy_16_lanes_vscalef(name):
+def test_polynomial_accuracy_16_lanes_vscalef(name, lanes):
     """16 lanes with vscalefps (AVX-512): exp scales by a float 2^n (math_approx
-    `_exp_scalef`), its clamps keep NaNs; tanh and erf use it."""
+    `_exp_scalef`), its clamps keep NaNs; tanh and erf use it. 32 lanes (a matmul epilogue
+    over two vectors of columns) run as two 16-lane halves."""
     if not _avx512():
         pytest.skip("this CPU has no AVX-512 (vscalefps)")
-    assert _measure(name, 7919, True, lanes=16) <= MAX_ULP[name]
+    assert _measure(name, 7919, True, lanes=lanes) <= MAX_ULP[name]
+
+
+@pytest.mark.parametrize("name", ["exp", "erf"])
+def test_wide_vectors_take_the_16_lane_forms(name):
+    """A 32-lane exp or erf is two 16-lane ones: a vscalefps each and x86's NaN-keeping
+    min/max, no LLVM minnum/maxnum (whose NaN semantics cost fix-ups)."""
+    text = str(lower(_vector_kernel(name, 64, lanes=32), True))
+    assert text.count('"llvm.x86.avx512.mask.scalef.ps.512"') == 2
+    assert '"llvm.x86.avx512.min.ps.512"' in text
+    assert "minnum" not in text and "maxnum" not in text
 
 
 def _avx512() -> bool:
@@ -128,17 +140,18 @@ SPECIALS = np.array(
 
 
 @pytest.mark.parametrize("name, ldexp", SCALINGS)
-@pytest.mark.parametrize("form", ["vector", "scalar", "vector16"])
+@pytest.mark.parametrize("form", ["vector", "scalar", "vector16", "vector32"])
 def test_special_values(name, ldexp, form):
     n = 32
     x = np.zeros(n, np.float32)
     x[: len(SPECIALS)] = SPECIALS
-    if form == "vector16" and not (ldexp and _avx512()):
+    if form in ("vector16", "vector32") and not (ldexp and _avx512()):
         pytest.skip("16 lanes take their own path only with vscalefps (AVX-512)")
     if form == "scalar":
         module = _scalar_kernel(name, n, ldexp=ldexp)
     else:
-        module = lower(_vector_kernel(name, n, lanes=16 if form == "vector16" else 8), ldexp)
+        lanes = {"vector": 8, "vector16": 16, "vector32": 32}[form]
+        module = lower(_vector_kernel(name, n, lanes=lanes), ldexp)
     got = _run(compile_jit(module), x)
     with np.errstate(all="ignore"):
         want = REFERENCE[name](x.astype(np.float64)).astype(np.float32)

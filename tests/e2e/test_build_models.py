@@ -162,6 +162,7 @@ def test_dump_ir_writes_every_stage(tmp_path: Path) -> None:
         "lower-te-to-loops.mlir",
         "hoist-loop-invariant-accesses.mlir",
         "fold-reciprocal-multiply.mlir",
+        "multiply-by-reciprocal.mlir",
         "convert-to-llvm.mlir",
     ]
 

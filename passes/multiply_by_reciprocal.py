@@ -1,0 +1,120 @@
+"""`multiply-by-reciprocal`: `x / c` -> `x * (1 / c)` for a float constant c (scalars, splats,
+dense vectors and vector.broadcasts of a scalar constant).
+
+A division is the one vector instruction the core does not pipeline: with AVX-512 a 16-lane
+`vdivps` occupies the divider for about 8 cycles, a multiply half a cycle. Exports divide by
+constants everywhere: GELU's `x / sqrt(2)` ahead of its erf, attention's `q k^T / sqrt(d)`,
+normalizations by a fixed count. The reciprocal is folded here, once, in the element type, so
+the result is rounded twice (1 / c, then the product): at most 1.5 ulp from the quotient, and
+exact where c is a power of two. This is what LLVM's `arcp` flag licenses; onnxruntime's GELU
+multiplies by 1 / sqrt(2) the same way.
+
+Left alone: a divisor that is zero, infinite, NaN or subnormal, or whose reciprocal is not a
+finite normal number (the product could overflow or lose bits the quotient keeps), and
+integers.
+
+ConvNeXt-T's first MLP projection (3136 x 96 . 96 x 384 + GELU), alone: the GELU epilogue
+divided twice per vector (x / sqrt(2) and erf's 1 / |x|).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from nnvm.passes.fold_reciprocal_multiply import erase_if_unused
+
+_NUMPY = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64}
+
+
+def constant_values(value: SSAValue) -> tuple[list[float], bool] | None:
+    """The float values of a constant divisor and whether it is one scalar (a FloatAttr, or a
+    vector.broadcast of one): None when `value` is not a constant."""
+    op = value.owner
+    if isinstance(op, vector.BroadcastOp):
+        inner = constant_values(op.source)
+        return None if inner is None or not inner[1] else inner
+    if not isinstance(op, arith.ConstantOp):
+        return None
+    attr = op.value
+    if isinstance(attr, FloatAttr):
+        return [attr.value.data], True
+    if isinstance(attr, DenseIntOrFPElementsAttr) and not isinstance(
+        attr.get_element_type(), arith.IntegerType
+    ):
+        values = attr.get_values()
+        return (list(values), False) if values else None
+    return None
+
+
+def reciprocals(values: list[float], element: Attribute) -> list[float] | None:
+    """1 / v for each v, rounded to `element`'s precision; None unless every v and 1 / v is a
+    finite normal number there."""
+    dtype = _NUMPY.get(type(element))
+    if dtype is None:
+        return None
+    v = np.asarray(values, dtype=dtype)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        r = (dtype(1) / v).astype(dtype)
+    smallest = np.finfo(dtype).tiny
+    for a in (v, r):
+        if not (np.isfinite(a).all() and (np.abs(a) >= smallest).all()):
+            return None
+    return [float(x) for x in r]
+
+
+class MultiplyByReciprocal(RewritePattern):
+    """divf(x, c) -> mulf(x, 1 / c) for a constant c whose reciprocal is a normal float."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter) -> None:
+        found = constant_values(op.rhs)
+        if found is None:
+            return
+        values, scalar = found
+        t = op.result.type
+        element = t.element_type if isinstance(t, VectorType) else t
+        inverse = reciprocals(values, element)
+        if inverse is None:
+            return
+        if isinstance(t, VectorType):
+            splat = inverse * t.element_count() if scalar else inverse
+            attr = DenseIntOrFPElementsAttr.from_list(t, splat)
+        else:
+            attr = FloatAttr(inverse[0], element)
+        constant = arith.ConstantOp(attr, t)
+        product = arith.MulfOp(op.lhs, constant.result, flags=op.fastmath)
+        divisor = op.rhs
+        rewriter.replace(op, [constant, product], [product.result])
+        erase_if_unused(divisor, rewriter)
+
+
+class MultiplyByReciprocalPass(ModulePass):
+    """`multiply-by-reciprocal`: a float divided by a constant is multiplied by the constant's
+    reciprocal (see the module docstring)."""
+
+    name = "multiply-by-reciprocal"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([MultiplyByReciprocal()]), apply_recursively=False
+        ).rewrite_module(op)
