@@ -57,6 +57,44 @@ def _unique(name: str, taken: dict[str, np.ndarray]) -> str:
     return f"{name}.{k}"
 
 
+class _SameComputation:
+    """Constant ops by what they compute: the op, its properties and result types, and its
+    operands by the same key (a param by its name), so two packings of one weight match."""
+
+    def __init__(self) -> None:
+        self._keys: dict[SSAValue, object] = {}
+        self._first: dict[object, Operation] = {}
+        self._homes: dict[Operation, list[SSAValue]] = {}
+
+    def _key(self, v: SSAValue) -> object:
+        if v in self._keys:
+            return self._keys[v]
+        op = v.owner
+        if isinstance(op, ParamOp):
+            return ("param", op.key)
+        return ("value", id(v))  # an inline constant, or a value not folded here
+
+    def find(self, node: Operation) -> Operation | None:
+        """An earlier op that computes what `node` does, else None (and `node` is recorded)."""
+        key = (
+            node.name,
+            str(node.properties),
+            tuple(str(r.type) for r in node.results),
+            tuple(self._key(o) for o in node.operands),
+        )
+        first = self._first.setdefault(key, node)
+        for k, res in enumerate(node.results):
+            self._keys[res] = (key, k)
+        return None if first is node else first
+
+    def housed(self, node: Operation, values: list[SSAValue]) -> None:
+        """`node`'s results now live in `values` (new params or constants)."""
+        self._homes[node] = values
+
+    def homes(self, earlier: Operation | None) -> list[SSAValue] | None:
+        return None if earlier is None else self._homes.get(earlier)
+
+
 def remove_dead_constant_ops(fn: func.FuncOp) -> None:
     """Erase the folded subgraphs: compile-time ops nobody uses any more (in reverse, so
     whole chains go)."""
@@ -97,28 +135,40 @@ class FoldConstantsPass(ModulePass):
             memo: dict[SSAValue, bool] = {}
             values: dict[SSAValue, np.ndarray] = {}
             eval_ctx = EvalContext(params=store)
+            # the same op on the same params (a weight shared by several layers, packed for
+            # each of its uses) is evaluated once and its result has one home
+            same = _SameComputation()
             for node in list(fn.body.block.ops):
                 if not isinstance(node, NNVMOp) or is_source(node) or not node.results:
                     continue
                 if not all(is_constant_like(r, memo) for r in node.results):
                     continue
-                try:
-                    outs = node.evaluate(
-                        [self._value(o, values, eval_ctx) for o in node.operands], eval_ctx
-                    )
-                except DiagnosticError:
-                    raise
-                except Exception as err:
-                    raise DiagnosticError(
-                        node, f"cannot fold {node.name} at compile time: {err}"
-                    ) from None
-                folded += 1
+                earlier = same.find(node)
+                if earlier is not None:
+                    outs = [values[r] for r in earlier.results]
+                else:
+                    try:
+                        outs = node.evaluate(
+                            [self._value(o, values, eval_ctx) for o in node.operands], eval_ctx
+                        )
+                    except DiagnosticError:
+                        raise
+                    except Exception as err:
+                        raise DiagnosticError(
+                            node, f"cannot fold {node.name} at compile time: {err}"
+                        ) from None
+                    folded += 1
                 for res, out in zip(node.results, outs, strict=True):
                     values[res] = out
                 # Only values that leave the constant subgraph need a home of their own.
                 if not any(
                     self._escapes(use.operation, memo) for r in node.results for use in r.uses
                 ):
+                    continue
+                homes = same.homes(earlier)
+                if homes is not None:  # the earlier one's param (it comes first: it dominates)
+                    for res, home in zip(node.results, homes, strict=True):
+                        res.replace_all_uses_with(home)
                     continue
                 replacements: list[SSAValue] = []
                 new_ops: list[Operation] = []
@@ -141,6 +191,7 @@ class FoldConstantsPass(ModulePass):
                     new_ops.append(new)
                     replacements.append(new.results[0])
                 Rewriter.insert_op(new_ops, InsertPoint.before(node))
+                same.housed(node, replacements)
                 for res, new_value in zip(node.results, replacements, strict=True):
                     res.replace_all_uses_with(new_value)
             remove_dead_constant_ops(fn)

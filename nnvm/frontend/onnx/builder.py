@@ -148,6 +148,10 @@ class GraphBuilder:
         # Structurally equal ops built twice (exporters repeat reshapes of one value) are
         # built once: every graph op is pure.
         self._built: dict[tuple[object, ...], list[SSAValue]] = {}
+        self._folded: dict[tuple[object, ...], tuple[list[Known], list[Known]]] = {}
+        """Folds by (op, operand arrays, properties), with the operands that the ids name
+        kept alive: a weight shared by several layers (ALBERT's, a tied embedding) and
+        transposed by each is one folded array, so one param, packed once."""
 
     # -- names and known values ----------------------------------------------------------------
 
@@ -208,7 +212,17 @@ class GraphBuilder:
         for t in result_types:
             check_size(t)
         if operands and all(isinstance(v, Known) for v in operands):
-            return self._fold(cls, operands, scratch, result_types, properties)
+            knowns = [v for v in operands if isinstance(v, Known)]
+            fold_key = (
+                op_name,
+                *(id(k.array) for k in knowns),
+                *sorted((k, str(a)) for k, a in properties.items()),
+            )
+            done = self._folded.get(fold_key)
+            if done is None:
+                done = (knowns, self._fold(cls, operands, scratch, result_types, properties))
+                self._folded[fold_key] = done
+            return list(done[1])
         values = [self.value(v) for v in operands]
         key = (
             op_name,
