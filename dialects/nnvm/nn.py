@@ -508,7 +508,8 @@ class _SoftmaxBase(NNVMOp):
     def _shifted(self, x: np.ndarray) -> tuple[np.ndarray, int]:
         axis = normalize_axis(self.attr("axis"), x.ndim)
         xd = x.astype(np.float64)
-        return xd - np.max(xd, axis=axis, keepdims=True), axis
+        with np.errstate(invalid="ignore"):  # a row of -inf (fully masked) is NaN, as in ONNX
+            return xd - np.max(xd, axis=axis, keepdims=True), axis
 
     def _te_stats(
         self, b: KernelBuilder, x: TensorRef
