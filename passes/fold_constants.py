@@ -58,8 +58,9 @@ def _unique(name: str, taken: dict[str, np.ndarray]) -> str:
 
 
 class _SameComputation:
-    """Constant ops by what they compute: the op, its properties and result types, and its
-    operands by the same key (a param by its name), so two packings of one weight match."""
+    """Constant ops by what they compute: the op, its properties, attributes and result
+    types, and its operands by the same key (a param by its name), so two packings of one
+    weight match."""
 
     def __init__(self) -> None:
         self._keys: dict[SSAValue, object] = {}
@@ -78,7 +79,8 @@ class _SameComputation:
         """An earlier op that computes what `node` does, else None (and `node` is recorded)."""
         key = (
             node.name,
-            str(node.properties),
+            tuple(sorted((k, str(a)) for k, a in node.properties.items())),
+            tuple(sorted((k, str(a)) for k, a in node.attributes.items())),
             tuple(str(r.type) for r in node.results),
             tuple(self._key(o) for o in node.operands),
         )

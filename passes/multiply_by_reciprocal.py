@@ -10,11 +10,11 @@ exact where c is a power of two. This is what LLVM's `arcp` flag licenses; onnxr
 multiplies by 1 / sqrt(2) the same way.
 
 Left alone: a divisor that is zero, infinite, NaN or subnormal, or whose reciprocal is not a
-finite normal number (the product could overflow or lose bits the quotient keeps), and
-integers.
+finite normal number (the product could overflow or lose bits the quotient keeps).
 
-ConvNeXt-T's first MLP projection (3136 x 96 . 96 x 384 + GELU), alone: the GELU epilogue
-divided twice per vector (x / sqrt(2) and erf's 1 / |x|).
+ConvNeXt-T's first MLP projection (3136 x 96 . 96 x 384 + GELU; the MatMul and bias alone take
+1.53 ms), whose GELU epilogue divided twice per vector (x / sqrt(2) and erf's 1 / |x|): 2.24 ->
+2.12 ms alone, 2.03 with erf's 16-lane form (convert-math-to-llvm).
 """
 
 from __future__ import annotations
@@ -58,9 +58,7 @@ def constant_values(value: SSAValue) -> tuple[list[float], bool] | None:
     attr = op.value
     if isinstance(attr, FloatAttr):
         return [attr.value.data], True
-    if isinstance(attr, DenseIntOrFPElementsAttr) and not isinstance(
-        attr.get_element_type(), arith.IntegerType
-    ):
+    if isinstance(attr, DenseIntOrFPElementsAttr):  # a divf's operand: floats
         values = attr.get_values()
         return (list(values), False) if values else None
     return None
