@@ -23,7 +23,6 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -31,20 +30,26 @@ from xdsl.pattern_rewriter import (
 )
 
 
-def is_one(value: SSAValue) -> bool:
-    """Is `value` the float constant 1, a splat of it, or a vector.broadcast of it?"""
+def float_constants(value: SSAValue) -> list[float] | None:
+    """The values of a float constant (a scalar, the elements of a dense one), looking through
+    vector.broadcasts of it; None when `value` is not one."""
     op = value.owner
     if isinstance(op, vector.BroadcastOp):
-        return is_one(op.source)
+        return float_constants(op.source)
     if not isinstance(op, arith.ConstantOp):
-        return False
+        return None
     attr = op.value
     if isinstance(attr, FloatAttr):
-        return attr.value.data == 1.0
+        return [attr.value.data]
     if isinstance(attr, DenseIntOrFPElementsAttr):
-        values = attr.get_values()
-        return bool(values) and all(v == 1.0 for v in values)
-    return False
+        return list(attr.get_values()) or None
+    return None
+
+
+def is_one(value: SSAValue) -> bool:
+    """Is `value` the float constant 1, a splat of it, or a vector.broadcast of it?"""
+    values = float_constants(value)
+    return values is not None and all(v == 1.0 for v in values)
 
 
 class FoldReciprocalMultiply(RewritePattern):
@@ -82,6 +87,4 @@ class FoldReciprocalMultiplyPass(ModulePass):
     name = "fold-reciprocal-multiply"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([FoldReciprocalMultiply()]), apply_recursively=False
-        ).rewrite_module(op)
+        PatternRewriteWalker(FoldReciprocalMultiply(), apply_recursively=False).rewrite_module(op)

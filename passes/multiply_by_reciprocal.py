@@ -21,55 +21,27 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    ModuleOp,
-    VectorType,
-)
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, ModuleOp, VectorType
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
-from nnvm.passes.fold_reciprocal_multiply import erase_if_unused
-
-_NUMPY = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64}
-
-
-def constant_values(value: SSAValue) -> tuple[list[float], bool] | None:
-    """The float values of a constant divisor and whether it is one scalar (a FloatAttr, or a
-    vector.broadcast of one): None when `value` is not a constant."""
-    op = value.owner
-    if isinstance(op, vector.BroadcastOp):
-        inner = constant_values(op.source)
-        return None if inner is None or not inner[1] else inner
-    if not isinstance(op, arith.ConstantOp):
-        return None
-    attr = op.value
-    if isinstance(attr, FloatAttr):
-        return [attr.value.data], True
-    if isinstance(attr, DenseIntOrFPElementsAttr):  # a divf's operand: floats
-        values = attr.get_values()
-        return (list(values), False) if values else None
-    return None
+from nnvm.dialects.nnvm.dtypes import is_float, numpy_dtype_of
+from nnvm.passes.fold_reciprocal_multiply import erase_if_unused, float_constants
 
 
 def reciprocals(values: list[float], element: Attribute) -> list[float] | None:
     """1 / v for each v, rounded to `element`'s precision; None unless every v and 1 / v is a
     finite normal number there."""
-    dtype = _NUMPY.get(type(element))
-    if dtype is None:
+    if not is_float(element):
         return None
+    dtype = numpy_dtype_of(element).type
     v = np.asarray(values, dtype=dtype)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         r = (dtype(1) / v).astype(dtype)
@@ -85,18 +57,18 @@ class MultiplyByReciprocal(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter) -> None:
-        found = constant_values(op.rhs)
-        if found is None:
-            return
-        values, scalar = found
+        values = float_constants(op.rhs)
         t = op.result.type
         element = t.element_type if isinstance(t, VectorType) else t
-        inverse = reciprocals(values, element)
+        inverse = None if values is None else reciprocals(values, element)
         if inverse is None:
             return
         if isinstance(t, VectorType):
-            splat = inverse * t.element_count() if scalar else inverse
-            attr = DenseIntOrFPElementsAttr.from_list(t, splat)
+            if len(inverse) == 1:  # a scalar, or a broadcast of one
+                inverse = inverse * t.element_count()
+            elif not isinstance(op.rhs.owner, arith.ConstantOp):
+                return  # a broadcast of a vector
+            attr = DenseIntOrFPElementsAttr.from_list(t, inverse)
         else:
             attr = FloatAttr(inverse[0], element)
         constant = arith.ConstantOp(attr, t)
@@ -113,6 +85,4 @@ class MultiplyByReciprocalPass(ModulePass):
     name = "multiply-by-reciprocal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([MultiplyByReciprocal()]), apply_recursively=False
-        ).rewrite_module(op)
+        PatternRewriteWalker(MultiplyByReciprocal(), apply_recursively=False).rewrite_module(op)

@@ -173,10 +173,8 @@ class _Approx:
         16-lane forms use vscalefps and x86's NaN-keeping min/max directly. The slices are
         the registers LLVM would split the vector into; the shuffles cost nothing."""
         t = x.type
-        if not (self.ldexp and isinstance(t, VectorType) and t.get_num_dims() == 1):
-            return fn(F32Math(b, t, self.ldexp), x)
-        n = t.get_shape()[0]
-        if n <= REGISTER_LANES or n % REGISTER_LANES:
+        n = t.get_shape()[0] if isinstance(t, VectorType) and t.get_num_dims() == 1 else 0
+        if not self.ldexp or n <= REGISTER_LANES or n % REGISTER_LANES:
             return fn(F32Math(b, t, self.ldexp), x)
         part = VectorType(t.element_type, [REGISTER_LANES])
         math16 = F32Math(b, part, self.ldexp)
