@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import struct
@@ -11,6 +10,7 @@ import zlib
 from collections.abc import Mapping
 
 import numpy as np
+import xxhash
 
 from nnvm.support.errors import UserError
 
@@ -118,8 +118,13 @@ class _Reader:
 
 def params_fingerprint(params: Mapping[str, np.ndarray]) -> bytes:
     """A digest of a params store (names, dtypes, shapes, data, in order) hashed in place: what
-    the model hash of a build covers, without serializing 100 MB of weights to hash them."""
-    h = hashlib.sha256()
+    the model hash of a build covers, without serializing 100 MB of weights to hash them.
+
+    XXH3-128, not a cryptographic hash: the model hash tells builds apart, it does not
+    authenticate them (the RPC server checks an HMAC for that). It runs at 12 GB/s here, where
+    sha256 ran at 1.1 GB/s: half a second of each warm build of a 564 MB checkpoint (BLOOM's
+    250k-token embedding)."""
+    h = xxhash.xxh3_128()
     for name, value in params.items():
         array = np.ascontiguousarray(value)
         h.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
