@@ -140,6 +140,14 @@ def streamed_empty(nbytes: int, what: str = "a buffer") -> np.ndarray:
     return raw[start : start + nbytes]
 
 
+def streamed_copy(array: np.ndarray, what: str = "a buffer") -> np.ndarray:
+    """A copy of `array` (C order) in a streamed_empty buffer: a param as the C runtime reads
+    weights, on huge pages from 2 MiB on."""
+    out = streamed_empty(array.nbytes, what)[: array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
 def _bound_device(name: str, lib: Module) -> BoundDevice:
     """The device target's runtime for this library, as the C entry point calls it."""
     from nnvm.support.target import parse_target
@@ -224,6 +232,8 @@ class _ThreadState:
     devices: list[BoundDevice]
     handle: int | None = None
     generation: int = -1
+    params: dict[str, np.ndarray] | None = None
+    """The params snapshot the C model points into (nnvm_create_bound): kept alive with it."""
     given: set[int] = field(default_factory=set)
     """The inputs this thread has set (running without one would read uninitialised memory)."""
 
@@ -356,8 +366,11 @@ class GraphModule:
             )
             self._state().given.add(k)
         elif key in self._param_info:
-            # (np.ascontiguousarray would turn a 0-d param into shape [1])
-            checked = np.array(self._checked(key, value, self._param_info[key]), order="C")
+            # our own copy, laid out as the C runtime lays out weights: every thread's C model
+            # reads it in place (a caller may change or free what it passed)
+            checked = streamed_copy(
+                self._checked(key, value, self._param_info[key]), what=f"param {key!r}"
+            )
             with self._lock:  # copy on write: a thread creating its model keeps a snapshot
                 self._params = {**self._params, key: checked}
                 self._generation += 1
@@ -416,8 +429,17 @@ class GraphModule:
                 " (call set_input(**params) with the params from build)"
             )
         self._destroy(state)
-        blob = save_params({name: params[name] for name in self._param_info}, self.graph.model_hash)
-        handle = self.lib.lib.nnvm_create(blob, len(blob))
+        if hasattr(self.lib.lib, "nnvm_create_bound"):  # the params in place, shared by threads
+            pointers = (ctypes.c_void_p * max(1, len(self._param_info)))(
+                *[params[name].ctypes.data for name in self._param_info]
+            )
+            handle = self.lib.lib.nnvm_create_bound(pointers, len(self._param_info))
+            state.params = params
+        else:  # a library from before it: its own copy of the params file
+            blob = save_params(
+                {name: params[name] for name in self._param_info}, self.graph.model_hash
+            )
+            handle = self.lib.lib.nnvm_create(blob, len(blob))
         if not handle:
             raise UserError(f"the model library refused the params: {self.lib.last_error()}")
         state.handle, state.generation = handle, generation
@@ -516,7 +538,6 @@ class DebugGraphModule(GraphModule):
     def __init__(self, graph, lib: Module, device: Device | None = None):
         super().__init__(graph, lib, device)
         self._arena = streamed_empty(self.graph.arena_bytes, what="the intermediate arena")
-        self._packed: tuple[int, dict[str, np.ndarray]] | None = None
         self._constants = {
             name: np.asarray(c["value"], dtype=c["dtype"], order="C").reshape(c["shape"])
             for name, c in self.graph.constants.items()
@@ -532,31 +553,11 @@ class DebugGraphModule(GraphModule):
         if ref.kind == "output":
             return self._outputs[ref.index]
         if ref.kind == "param":
-            return self._packed_params()[ref.name]
+            return self._params[ref.name]  # each in a streamed buffer, as nnvm_run reads it
         if ref.kind == "constant":
             return self._constants[ref.name]
         nbytes = info.nbytes
         return self._arena[ref.offset : ref.offset + nbytes].view(info.dtype).reshape(info.shape)
-
-    def _packed_params(self) -> dict[str, np.ndarray]:
-        """The params copied into one buffer, as the C runtime keeps its params blob (made
-        again when the params changed)."""
-        if self._packed is None or self._packed[0] != self._generation:
-            with self._lock:
-                generation, params = self._generation, self._params
-            sizes = {
-                name: (a.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-                for name, a in params.items()
-            }
-            blob = streamed_empty(sum(sizes.values()), what="the params")
-            packed, at = {}, 0
-            for name, a in params.items():
-                view = blob[at : at + a.nbytes].view(a.dtype).reshape(a.shape)
-                view[...] = a
-                packed[name] = view
-                at += sizes[name]
-            self._packed = (generation, packed)
-        return self._packed[1]
 
     def _call(self, node: Node, ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
         """Run one kernel over host arrays: an exported host kernel directly, a device kernel

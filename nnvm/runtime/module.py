@@ -38,6 +38,9 @@ class Module:
             lib.nnvm_model_hash.restype = ctypes.c_char_p
             lib.nnvm_target.restype = ctypes.c_char_p
             lib.nnvm_abi_version.restype = ctypes.c_int
+            if hasattr(lib, "nnvm_create_bound"):  # params the caller holds, not copied
+                lib.nnvm_create_bound.restype = ctypes.c_void_p
+                lib.nnvm_create_bound.argtypes = [ctypes.c_void_p, ctypes.c_int]
             if hasattr(lib, "nnvm_kernel"):  # ABI 3: kernels are hidden, found through it
                 lib.nnvm_kernel.restype = ctypes.c_void_p
                 lib.nnvm_kernel.argtypes = [ctypes.c_char_p]

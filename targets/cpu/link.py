@@ -47,6 +47,7 @@ def link_shared(
 
 EXPORTED = (
     "nnvm_create",
+    "nnvm_create_bound",
     "nnvm_run",
     "nnvm_destroy",
     "nnvm_last_error",

@@ -40,6 +40,11 @@ typedef struct nnvm_model nnvm_model;
 /* Create a model from a params blob (the params file's bytes); the blob is copied. NULL when
  * the blob is bad or this CPU lacks a feature the library was built for. */
 nnvm_model *nnvm_create(const void *params_blob, size_t size);
+/* Create a model over params the caller holds: params[i] points to graph param i (the order of
+ * the graph JSON's "params"), a dense C-order array of its dtype and shape. Nothing is copied
+ * or checked beyond non-NULL: the arrays must outlive the model and not change while it runs.
+ * Several models (one per thread) can share them. NULL on a wrong count or this CPU. */
+nnvm_model *nnvm_create_bound(const void *const *params, int num_params);
 /* Run the graph: inputs[i] and outputs[j] point to caller buffers. 0 on success. */
 int nnvm_run(nnvm_model *model, const void *const *inputs, void *const *outputs);
 void nnvm_destroy(nnvm_model *model);

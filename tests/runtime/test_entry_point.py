@@ -190,6 +190,61 @@ def test_bad_params_blob_is_refused_by_the_c_runtime(built):
     assert 'param "w" is missing' in lib.last_error()
 
 
+def test_bound_params_are_read_in_place_and_checked(built):
+    """nnvm_create_bound: the model reads the caller's params where they are (no copy: a change
+    to them shows in the next run), as the blob-created model computes; a wrong count or a
+    NULL param is refused with an error naming it."""
+    import ctypes
+
+    graph, lib, params, _ = built
+    w = params["w"].copy()
+    pointers = (ctypes.c_void_p * 1)(w.ctypes.data)
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    outputs = [np.empty(16, np.float32), np.empty(16, np.float32)]
+    in_ptrs = (ctypes.c_void_p * 1)(x.ctypes.data)
+    out_ptrs = (ctypes.c_void_p * 2)(*[o.ctypes.data for o in outputs])
+    handle = lib.lib.nnvm_create_bound(pointers, 1)
+    assert handle, lib.last_error()
+    try:
+        assert lib.lib.nnvm_run(handle, in_ptrs, out_ptrs) == 0
+        np.testing.assert_allclose(outputs[0], _expected(x, w))
+        w += 1.0
+        assert lib.lib.nnvm_run(handle, in_ptrs, out_ptrs) == 0
+        np.testing.assert_allclose(outputs[0], _expected(x, w))
+    finally:
+        lib.lib.nnvm_destroy(handle)
+    assert lib.lib.nnvm_create_bound(pointers, 2) is None
+    assert "the graph has 1 params, got 2" in lib.last_error()
+    assert lib.lib.nnvm_create_bound((ctypes.c_void_p * 1)(None), 1) is None
+    assert 'param "w" is NULL' in lib.last_error()
+
+
+def test_the_runtime_keeps_its_own_params(built):
+    """set_input copies a param: changing or dropping the caller's array after it changes
+    nothing, on every thread's model."""
+    import threading
+
+    graph, lib, params, _ = built
+    w = params["w"].copy()
+    m = graph_runtime.create(graph, lib)
+    m.set_input(w=w)
+    w[:] = 100.0
+    del w
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    results = {}
+
+    def run(key):
+        m.run(x=x)
+        results[key] = m.get_output(0)
+
+    run("main")
+    worker = threading.Thread(target=run, args=("worker",))
+    worker.start()
+    worker.join()
+    for got in results.values():
+        np.testing.assert_allclose(got, _expected(x, params["w"]))
+
+
 C_PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>

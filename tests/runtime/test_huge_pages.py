@@ -1,8 +1,8 @@
 """A model's weights and arena are asked to live on 2 MiB pages (targets/cpu/nnvm_runtime.c,
 alloc_streamed): kernels stream them once per run, and with 4 KiB pages under a hypervisor the
 TLB misses halved one core's read bandwidth. Checked in a fresh process through its own
-/proc/self/smaps: the huge-page-advised memory grows by the params blob when the model is
-created, and the run's results are those of numpy. The debug runtime lays out its arena and
+/proc/self/smaps: the huge-page-advised memory grows by the weight when the params are set (the
+runtime's copy, which the C model reads in place), and the run's results are those of numpy. The debug runtime lays out its arena and
 params the same way, so its profile times kernels as a deployed model runs them."""
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ SCRIPT = textwrap.dedent(
     module, params = from_onnx(model)
     graph, lib, params = build(module, params=params)
     m = graph_runtime.create(graph, lib, nnvm.cpu(0))
-    m.set_input(**params)
     before = advised_kib()
+    m.set_input(**params)
     data = rng.standard_normal((2, 768)).astype(np.float32)
     m.run(x=data)
     after = advised_kib()
@@ -74,7 +74,7 @@ def test_weights_are_advised_huge_pages(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     before, after = map(int, out.stdout.split()[-2:])
-    # the 3 MiB blob starts on a 2 MiB boundary: at least one whole huge page is advised
+    # the 3 MiB weight starts on a 2 MiB boundary: at least one whole huge page is advised
     assert after - before >= 2048, (before, after)
 
 
