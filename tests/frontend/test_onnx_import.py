@@ -717,3 +717,30 @@ def test_control_flow_with_known_decisions_is_inlined() -> None:
     for g, w in zip(got, ort_run(model, x), strict=True):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
     assert got[1].shape == (3, 2, 3)
+
+
+def test_value_info_of_an_initializer_does_not_hide_its_value():
+    """onnxscript's optimizer declares value_info for the constants it folds. The checker's
+    copy drops declared shapes as hints; one of a Slice's axes initializer hid its value from
+    onnx's inference, which then sliced the wrong axis and refused the Mul after it (a Falcon
+    export's rotary embedding). Imported, it runs as onnxruntime runs it."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 19, 10, 64)).astype(np.float32)
+    scale = rng.standard_normal((1, 1, 8, 64)).astype(np.float32)
+    consts = {"starts": [0], "ends": [-2], "axes": [2], "steps": [1]}
+    graph = helper.make_graph(
+        [
+            helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["s"]),
+            helper.make_node("Mul", ["s", "scale"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 19, 8, 64])],
+        initializer=[numpy_helper.from_array(scale, "scale")]
+        + [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in consts.items()],
+        value_info=[helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    module, params = from_onnx(model)
+    (got,) = run_reference(module, params, {"x": x})
+    np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-6)

@@ -265,8 +265,18 @@ def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 def _forget_declared_shapes(graph: onnx.GraphProto) -> None:
     """Declared shapes of outputs and intermediate values are hints (onnxruntime warns and
     goes on when they are wrong, and so do we: the importer infers its own); their element
-    types still count."""
+    types still count. A value_info entry of an initializer or graph input (onnxscript's
+    optimizer writes them for the constants it folds) is dropped: those declare their own
+    type and shape, and a value_info without the shape hid the value from inference (a Falcon
+    export's rotary Slice lost its constant axes, and onnx's inference then refused a valid
+    Mul)."""
     for g in _graphs(graph):
+        declared = {i.name for i in [*g.initializer, *g.input]}
+        declared |= {s.values.name for s in g.sparse_initializer}
+        keep = [vi for vi in g.value_info if vi.name not in declared]
+        if len(keep) != len(g.value_info):
+            del g.value_info[:]
+            g.value_info.extend(keep)
         for vi in [*g.output, *g.value_info]:
             if vi.type.WhichOneof("value") == "tensor_type":
                 vi.type.tensor_type.ClearField("shape")
