@@ -24,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
+from nnvm.compiler.build_cache import CachedBuild, build_key, load_build, save_build
 from nnvm.compiler.executor_graph import executor_graph
 from nnvm.compiler.kernel_cache import KernelCache, cache_dir, code_fingerprint
 from nnvm.compiler.parallel_compile import Compiled
@@ -60,6 +61,8 @@ class BuildTimes:
     """Kernels a tuning log was given for but had no (applicable) record: default schedules."""
     library_cached: bool = False
     """The linked model library came from the cache (an identical build made it)."""
+    build_cached: bool = False
+    """The whole build came from the build cache (build_cache.py): no pass ran."""
     stages: dict[str, float] = field(default_factory=dict)
 
 
@@ -337,22 +340,23 @@ def _linked_library(
     store: KernelCache,
     dump: Path | None,
     times: BuildTimes,
-) -> Path:
+) -> tuple[Path, str | None]:
     """The host links the model library into workdir, or the kernel cache has it from an
-    identical build. Not cached: a build that dumps its IR (it wants entry.c), and one that
-    links user libraries (their files may change under the same names)."""
+    identical build; with the library's cache key. Not cached: a build that dumps its IR (it
+    wants entry.c), and one that links user libraries (their files may change under the same
+    names)."""
     out = workdir / "model.so"
     if dump is not None or libraries:
-        return host.link(graph, objects, out, blobs, libraries)
+        return host.link(graph, objects, out, blobs, libraries), None
     key = library_key(graph, objects, blobs, host)
     found = store.get(key, "library")
     if found is not None:
         out.write_bytes(found)
         times.library_cached = True
-        return out
+        return out, key
     linked = host.link(graph, objects, out, blobs, libraries)
     store.put(key, "library", linked.read_bytes())
-    return linked
+    return linked, key
 
 
 def build(
@@ -399,8 +403,22 @@ def build(
         dump.mkdir(parents=True, exist_ok=True)
     module = module.clone()
     store = {k: np.asarray(v) for k, v in (params or {}).items()}
+    inputs = dict(store)
     _check_params(module, store)
     _check_shapes(find_function(module, "main"), shape, dtype)
+    cache = KernelCache(cache_dir())
+    key = None
+    if dump is None and passes is None and not libraries and cache.root is not None:
+        options = {"opt_level": opt_level, "dtype": str(dtype), "shape": shape}
+        fingerprint = codegen_fingerprint(host) + "".join(
+            codegen_fingerprint(d) for d in device_targets
+        )
+        key = build_key(
+            ir_text(module), store, fingerprint, [host, *device_targets], options, tuning_log
+        )
+        found = load_build(cache, key, store) if key is not None else None
+        if found is not None:
+            return _cached_build(found, host)
     attach_params(module, store)
     ctx = make_context()
     times = BuildTimes()
@@ -442,7 +460,7 @@ def build(
         node.device = dev.description if dev is not None else ""
     objects: list[bytes] = []
     blobs: dict[str, bytes] = {}
-    store = KernelCache(cache_dir())
+    store = cache
     ready: dict[str, bytes] = {}
     modules = {name: kernel_module(kernels[name]) for name in graph.kernels}
     if tuning_log is not None:
@@ -493,7 +511,7 @@ def build(
     start = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
     try:
-        lib_path = _linked_library(
+        lib_path, lib_key = _linked_library(
             graph, objects, blobs, libraries, host, workdir, store, dump, times
         )
     except BaseException:
@@ -506,4 +524,31 @@ def build(
             shutil.copy(workdir / "entry.c", dump / "entry.c")
     lib = Module.from_loaded(lib_path, host.load(lib_path), owns_dir=workdir)
     lib.build_times = times
+    if key is not None and lib_key is not None:
+        save_build(store, key, graph, lib_key, params_out, inputs, _counts(times))
     return graph, lib, params_out
+
+
+def _counts(times: BuildTimes) -> dict[str, object]:
+    """What a cached build reports as its original did: the schedules its kernels took."""
+    return {"kernels_tuned": times.kernels_tuned, "kernels_untuned": times.kernels_untuned}
+
+
+def _cached_build(found: CachedBuild, host: Target):
+    """(graph, lib, params) of a build read back from the build cache."""
+    from nnvm.runtime.module import Module
+
+    times = BuildTimes(build_cached=True, library_cached=True)
+    times.kernels_cached = len(found.graph.kernels)  # nothing compiled: all as cached
+    times.kernels_tuned = int(found.counts.get("kernels_tuned", 0))  # type: ignore[arg-type]
+    times.kernels_untuned = int(found.counts.get("kernels_untuned", 0))  # type: ignore[arg-type]
+    workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
+    try:
+        lib_path = workdir / "model.so"
+        lib_path.write_bytes(found.library)
+        lib = Module.from_loaded(lib_path, host.load(lib_path), owns_dir=workdir)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    lib.build_times = times
+    return found.graph, lib, found.params

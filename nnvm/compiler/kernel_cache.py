@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import mmap
 import os
 import struct
 import sys
@@ -14,9 +15,13 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-MAGIC = b"NNVMKC1\0"
-_HEADER = struct.Struct("<8s64s32sQ")
-"""magic, key (hex), sha256 of the payload, payload length."""
+import xxhash
+
+MAGIC = b"NNVMKC2\0"
+_HEADER = struct.Struct("<8s64s16sQ")
+"""magic, key (hex), XXH3-128 of the payload (it finds damage; it authenticates nothing: 12
+GB/s, where sha256's 1.1 GB/s took 0.5 s to check a 538 MB build cache entry), payload
+length."""
 
 
 class KernelCacheWarning(UserWarning):
@@ -64,17 +69,27 @@ class KernelCache:
         self.root = root
         self.writable = root is not None
 
-    def _path(self, key: str, kind: str) -> Path:
+    def entry_path(self, key: str, kind: str) -> Path:
         assert self.root is not None
         return self.root / f"{key}.{kind}.kc"
 
-    def get(self, key: str, kind: str) -> bytes | None:
-        """The cached payload, or None; a corrupt or mismatched entry is removed with a warning."""
+    def get(self, key: str, kind: str, writable: bool = False) -> bytes | memoryview | None:
+        """The cached payload, or None; a corrupt or mismatched entry is removed with a warning.
+        `writable`: a view of the file mapped copy-on-write, which arrays can view without a
+        copy (pages come from the page cache, shared until written; entries are replaced by
+        rename, never rewritten in place, so the mapping stays whole)."""
         if self.root is None:
             return None
-        path = self._path(key, kind)
+        path = self.entry_path(key, kind)
         try:
-            data = path.read_bytes()
+            if writable:
+                with open(path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    data: bytes | mmap.mmap = (
+                        mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY) if size else b""
+                    )
+            else:
+                data = path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as err:
@@ -82,7 +97,7 @@ class KernelCache:
             return None
         problem = _check(data, key)
         if problem is None:
-            return data[_HEADER.size :]
+            return memoryview(data)[_HEADER.size :] if writable else data[_HEADER.size :]
         _warn(f"kernel cache entry {path} is {problem}: recompiling it")
         try:
             path.unlink()
@@ -94,9 +109,9 @@ class KernelCache:
         """Write an entry atomically (temp file, fsync, rename, fsync of the folder)."""
         if self.root is None or not self.writable:
             return
-        path = self._path(key, kind)
+        path = self.entry_path(key, kind)
         tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        header = _HEADER.pack(MAGIC, key.encode(), hashlib.sha256(payload).digest(), len(payload))
+        header = _HEADER.pack(MAGIC, key.encode(), _digest(payload), len(payload))
         try:
             with open(tmp, "wb") as f:
                 f.write(header + payload)
@@ -118,6 +133,10 @@ class KernelCache:
                 pass
 
 
+def _digest(payload: bytes | memoryview) -> bytes:
+    return xxhash.xxh3_128_digest(payload)
+
+
 def _check(data: bytes, key: str) -> str | None:
     """Why an entry is not a good one for `key`, or None."""
     if len(data) < _HEADER.size:
@@ -130,6 +149,6 @@ def _check(data: bytes, key: str) -> str | None:
     payload = memoryview(data)[_HEADER.size :]
     if len(payload) != length:
         return "truncated"
-    if hashlib.sha256(payload).digest() != digest:
+    if _digest(payload) != digest:
         return "corrupt (checksum mismatch)"
     return None

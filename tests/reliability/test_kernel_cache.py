@@ -1,6 +1,8 @@
 """The kernel cache heals itself (the reliability issue, defect 8): a flipped, truncated, empty
-or foreign entry (a kernel's object or the linked library) is a warning, rebuilt and replaced;
-an unwritable cache compiles uncached; a failed link leaves no temporary folder."""
+or foreign entry (a kernel's object, the linked library or a whole build) is a warning, rebuilt
+and replaced; an unwritable cache compiles uncached; a failed link leaves no temporary folder.
+The kernel and library tests drop the whole-build entries first (an identical build would
+otherwise come from one, reading no kernel at all)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,10 @@ from nnvm.testing import onnx_models
 MODEL = onnx_models.mlp()
 
 
-def _build_and_run(**kwargs):
+def _build_and_run(keep_builds: bool = False, **kwargs):
+    if not keep_builds:
+        for entry in Path(os.environ["NNVM_CACHE_DIR"]).glob("*.build.kc"):
+            entry.unlink()
     module, params = from_onnx(MODEL)
     graph, lib, p = build(module, params=params, **kwargs)
     m = graph_runtime.create(graph, lib, nnvm.cpu(0))
@@ -73,6 +78,33 @@ def test_bad_library_entry_is_relinked_and_replaced(tmp_path, monkeypatch, how: 
     assert not second.library_cached and second.kernels_compiled == 0
     np.testing.assert_array_equal(got, want)
     assert _build_and_run()[0].library_cached
+
+
+@pytest.mark.parametrize("how", ["flip", "truncate", "empty", "foreign"])
+def test_bad_build_entry_is_rebuilt_and_replaced(tmp_path, monkeypatch, how: str) -> None:
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    first, want = _build_and_run(keep_builds=True)
+    assert not first.build_cached
+    again, got = _build_and_run(keep_builds=True)
+    assert again.build_cached and again.kernels_compiled == 0
+    np.testing.assert_array_equal(got, want)
+    (entry,) = tmp_path.glob("*.build.kc")
+    _corrupt(entry, how)
+    with pytest.warns(KernelCacheWarning, match="recompiling"):
+        second, got = _build_and_run(keep_builds=True)
+    assert not second.build_cached and second.library_cached
+    np.testing.assert_array_equal(got, want)
+    assert _build_and_run(keep_builds=True)[0].build_cached
+
+
+def test_a_build_entry_without_its_library_is_a_miss(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
+    _, want = _build_and_run(keep_builds=True)
+    (library,) = tmp_path.glob("*.library.kc")
+    library.unlink()
+    times, got = _build_and_run(keep_builds=True)
+    assert not times.build_cached and not times.library_cached
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
@@ -135,7 +167,7 @@ def test_randomly_corrupted_entries_are_healed(tmp_path, monkeypatch, trials: in
     build after is all cached."""
     monkeypatch.setenv("NNVM_CACHE_DIR", str(tmp_path))
     _, want = _build_and_run()
-    entries = sorted(tmp_path.glob("*.kc"))
+    entries = [e for e in sorted(tmp_path.glob("*.kc")) if not e.name.endswith(".build.kc")]
     rng = np.random.default_rng(11)
     for trial in range(trials):
         entry = entries[int(rng.integers(len(entries)))]
