@@ -41,6 +41,8 @@ class Module:
             if hasattr(lib, "nnvm_create_bound"):  # params the caller holds, not copied
                 lib.nnvm_create_bound.restype = ctypes.c_void_p
                 lib.nnvm_create_bound.argtypes = [ctypes.c_void_p, ctypes.c_int]
+                lib.nnvm_create_view.restype = ctypes.c_void_p
+                lib.nnvm_create_view.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
             if hasattr(lib, "nnvm_kernel"):  # ABI 3: kernels are hidden, found through it
                 lib.nnvm_kernel.restype = ctypes.c_void_p
                 lib.nnvm_kernel.argtypes = [ctypes.c_char_p]

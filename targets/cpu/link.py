@@ -48,6 +48,7 @@ def link_shared(
 EXPORTED = (
     "nnvm_create",
     "nnvm_create_bound",
+    "nnvm_create_view",
     "nnvm_run",
     "nnvm_destroy",
     "nnvm_last_error",

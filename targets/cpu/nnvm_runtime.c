@@ -86,8 +86,8 @@ static uint32_t crc32_of(const unsigned char *p, size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-static int bind_params(nnvm_model *m, size_t size) {
-  const char *b = m->blob;
+/* Point the model's params into the params file `b` (size bytes), checking it whole first. */
+static int bind_params(nnvm_model *m, const char *b, size_t size) {
   size_t pos = 0;
   uint32_t version, count;
   if (size < 16 || memcmp(b, "NNVMPRM\0", 8) != 0) {
@@ -362,7 +362,7 @@ nnvm_model *nnvm_create(const void *params_blob, size_t size) {
   nnvm_model *m = new_model();
   if (!m || !(m->blob = alloc_streamed(size))) goto oom;
   if (size) memcpy(m->blob, params_blob, size);
-  if (bind_params(m, size) != 0) {
+  if (bind_params(m, m->blob, size) != 0) {
     nnvm_destroy(m);
     return NULL;
   }
@@ -371,6 +371,25 @@ oom:
   set_error("nnvm_create: out of memory");
   nnvm_destroy(m);
   return NULL;
+}
+
+nnvm_model *nnvm_create_view(const void *params_blob, size_t size) {
+  last_error[0] = '\0';
+  if (check_cpu() != 0) return NULL;
+  if (params_blob == NULL) {
+    set_error("nnvm_create_view: params blob is NULL");
+    return NULL;
+  }
+  nnvm_model *m = new_model();
+  if (!m) {
+    set_error("nnvm_create_view: out of memory");
+    return NULL;
+  }
+  if (bind_params(m, (const char *)params_blob, size) != 0) {
+    nnvm_destroy(m);
+    return NULL;
+  }
+  return m;
 }
 
 nnvm_model *nnvm_create_bound(const void *const *params, int num_params) {

@@ -40,6 +40,10 @@ typedef struct nnvm_model nnvm_model;
 /* Create a model from a params blob (the params file's bytes); the blob is copied. NULL when
  * the blob is bad or this CPU lacks a feature the library was built for. */
 nnvm_model *nnvm_create(const void *params_blob, size_t size);
+/* Create a model that reads the params file's bytes where they are (a file mapped with mmap:
+ * shared with the page cache, never copied): checked as nnvm_create checks them, then used in
+ * place, so the blob must outlive the model and not change while it runs. */
+nnvm_model *nnvm_create_view(const void *params_blob, size_t size);
 /* Create a model over params the caller holds: params[i] points to graph param i (the order of
  * the graph JSON's "params"), a dense C-order array of its dtype and shape. Nothing is copied
  * or checked beyond non-NULL: the arrays must outlive the model and not change while it runs.

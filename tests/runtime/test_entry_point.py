@@ -219,6 +219,36 @@ def test_bound_params_are_read_in_place_and_checked(built):
     assert 'param "w" is NULL' in lib.last_error()
 
 
+def test_a_params_file_is_read_in_place_by_a_view(built):
+    """nnvm_create_view: the params file's bytes checked as nnvm_create checks them, then read
+    where they are (a change to them shows in the next run); a damaged file is refused."""
+    import ctypes
+
+    graph, lib, params, _ = built
+    blob = bytearray(save_params(params, graph.model_hash))
+    buffer = (ctypes.c_char * len(blob)).from_buffer(blob)
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    outputs = [np.empty(16, np.float32), np.empty(16, np.float32)]
+    in_ptrs = (ctypes.c_void_p * 1)(x.ctypes.data)
+    out_ptrs = (ctypes.c_void_p * 2)(*[o.ctypes.data for o in outputs])
+    handle = lib.lib.nnvm_create_view(buffer, len(blob))
+    assert handle, lib.last_error()
+    try:
+        assert lib.lib.nnvm_run(handle, in_ptrs, out_ptrs) == 0
+        np.testing.assert_allclose(outputs[0], _expected(x, params["w"]))
+        w = params["w"].tobytes()
+        at = bytes(blob).index(w)
+        blob[at : at + len(w)] = (params["w"] + 1).tobytes()
+        assert lib.lib.nnvm_run(handle, in_ptrs, out_ptrs) == 0
+        np.testing.assert_allclose(outputs[0], _expected(x, params["w"] + 1))
+    finally:
+        lib.lib.nnvm_destroy(handle)
+    # the weights changed after the file's checksum was taken: refused
+    assert lib.lib.nnvm_create_view(buffer, len(blob)) is None
+    assert "checksum mismatch" in lib.last_error()
+    del buffer
+
+
 def test_the_runtime_keeps_its_own_params(built):
     """set_input copies a param: changing or dropping the caller's array after it changes
     nothing, on every thread's model."""
@@ -249,8 +279,24 @@ C_PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include "nnvm_runtime.h"
+#ifdef VIEW /* the params file mapped, read in place (nnvm_create_view) */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 int main(int argc, char **argv) {
+#ifdef VIEW
+  int fd = open(argv[1], O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return 2;
+  size_t size = (size_t)st.st_size;
+  void *blob = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (blob == MAP_FAILED) return 2;
+  nnvm_model *m = nnvm_create_view(blob, size);
+#else
   FILE *f = fopen(argv[1], "rb");
   fseek(f, 0, SEEK_END);
   long size = ftell(f);
@@ -259,6 +305,7 @@ int main(int argc, char **argv) {
   if (fread(blob, 1, size, f) != (size_t)size) return 2;
   fclose(f);
   nnvm_model *m = nnvm_create(blob, size);
+#endif
   if (!m) { printf("error: %s\n", nnvm_last_error()); return 1; }
   float x[16], y[16], copy[16];
   for (int i = 0; i < 16; ++i) x[i] = (float)i - 8.0f;
@@ -267,14 +314,21 @@ int main(int argc, char **argv) {
   if (nnvm_run(m, inputs, outputs) != 0) return 3;
   for (int i = 0; i < 16; ++i) printf("%.9g\n", y[i]);
   nnvm_destroy(m);
+#ifdef VIEW
+  munmap(blob, size);
+#else
   free(blob);
+#endif
   return 0;
 }
 """
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
-def test_c_program_runs_the_library_without_python(built, tmp_path):
+@pytest.mark.parametrize("load", ["copied", "mapped"])
+def test_c_program_runs_the_library_without_python(built, tmp_path, load):
+    """A C program loads the params file and runs: read and copied (nnvm_create), or mapped
+    and read in place (nnvm_create_view)."""
     graph, lib, params, _ = built
     lib.export_library(tmp_path / "libmodel.so")
     lib.export_header(tmp_path / "nnvm_runtime.h")
@@ -284,6 +338,7 @@ def test_c_program_runs_the_library_without_python(built, tmp_path):
         [
             "cc",
             "-O2",
+            *(["-DVIEW"] if load == "mapped" else []),
             "-o",
             "main",
             "main.c",
