@@ -24,7 +24,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
-from nnvm.compiler.build_cache import CachedBuild, build_key, load_build, save_build
+from nnvm.compiler.build_cache import (
+    CachedBuild,
+    build_key,
+    limit_bytes,
+    load_build,
+    save_build,
+)
 from nnvm.compiler.executor_graph import executor_graph
 from nnvm.compiler.kernel_cache import KernelCache, cache_dir, code_fingerprint
 from nnvm.compiler.parallel_compile import Compiled
@@ -408,7 +414,8 @@ def build(
     _check_shapes(find_function(module, "main"), shape, dtype)
     cache = KernelCache(cache_dir())
     key = None
-    if dump is None and passes is None and not libraries and cache.root is not None:
+    cacheable = dump is None and passes is None and not libraries and limit_bytes() > 0
+    if cacheable and cache.root is not None:
         options = {"opt_level": opt_level, "dtype": str(dtype), "shape": shape}
         fingerprint = codegen_fingerprint(host) + "".join(
             codegen_fingerprint(d) for d in device_targets
@@ -460,7 +467,6 @@ def build(
         node.device = dev.description if dev is not None else ""
     objects: list[bytes] = []
     blobs: dict[str, bytes] = {}
-    store = cache
     ready: dict[str, bytes] = {}
     modules = {name: kernel_module(kernels[name]) for name in graph.kernels}
     if tuning_log is not None:
@@ -477,7 +483,7 @@ def build(
     if dump is None:
         host_texts = {n: texts[n] for n in graph.kernels if placement[n] is None}
         report("kernels", 0, len(graph.kernels))
-        ready = precompile_host_kernels(host_texts, host, times, store)
+        ready = precompile_host_kernels(host_texts, host, times, cache)
     for k, name in enumerate(graph.kernels):
         report("kernels", k, len(graph.kernels))
         kdump = dump / "kernels" / name if dump is not None else None
@@ -488,7 +494,7 @@ def build(
             if name in ready:
                 artifact = ready[name]
             else:
-                artifact = compile_kernel(modules[name], texts[name], tgt, ctx, kdump, times, store)
+                artifact = compile_kernel(modules[name], texts[name], tgt, ctx, kdump, times, cache)
         except UserError as err:
             if tgt is host:
                 raise
@@ -512,7 +518,7 @@ def build(
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
     try:
         lib_path, lib_key = _linked_library(
-            graph, objects, blobs, libraries, host, workdir, store, dump, times
+            graph, objects, blobs, libraries, host, workdir, cache, dump, times
         )
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)  # a failed link leaves nothing behind
@@ -525,11 +531,11 @@ def build(
     lib = Module.from_loaded(lib_path, host.load(lib_path), owns_dir=workdir)
     lib.build_times = times
     if key is not None and lib_key is not None:
-        save_build(store, key, graph, lib_key, params_out, inputs, _counts(times))
+        save_build(cache, key, graph, lib_key, params_out, inputs, _counts(times))
     return graph, lib, params_out
 
 
-def _counts(times: BuildTimes) -> dict[str, object]:
+def _counts(times: BuildTimes) -> dict[str, int]:
     """What a cached build reports as its original did: the schedules its kernels took."""
     return {"kernels_tuned": times.kernels_tuned, "kernels_untuned": times.kernels_untuned}
 
@@ -540,8 +546,8 @@ def _cached_build(found: CachedBuild, host: Target):
 
     times = BuildTimes(build_cached=True, library_cached=True)
     times.kernels_cached = len(found.graph.kernels)  # nothing compiled: all as cached
-    times.kernels_tuned = int(found.counts.get("kernels_tuned", 0))  # type: ignore[arg-type]
-    times.kernels_untuned = int(found.counts.get("kernels_untuned", 0))  # type: ignore[arg-type]
+    times.kernels_tuned = found.counts.get("kernels_tuned", 0)
+    times.kernels_untuned = found.counts.get("kernels_untuned", 0)
     workdir = Path(tempfile.mkdtemp(prefix="nnvm-build-"))
     try:
         lib_path = workdir / "model.so"

@@ -82,7 +82,7 @@ def save_build(
     library_key: str,
     params: Mapping[str, np.ndarray],
     inputs: Mapping[str, np.ndarray],
-    counts: Mapping[str, object],
+    counts: Mapping[str, int],
 ) -> None:
     """Keep a finished build (its library is already in the cache under `library_key`). A
     returned param that is an input param, untouched (BLOOM's 513 MB embedding), is kept as
@@ -99,16 +99,17 @@ def save_build(
             "counts": dict(counts),
         }
     ).encode()
-    blob = save_params(made, graph.model_hash, version=VERSION_WITH_HASH)
     limit = limit_bytes()
-    if store.root is None or len(blob) + len(head) > limit:
-        return
-    store.put(key, KIND, _LENGTH.pack(len(head)) + head + blob)
+    if store.root is None or len(head) + sum(a.nbytes for a in made.values()) > limit:
+        return  # (before serializing what would not be kept)
+    blob = save_params(made, graph.model_hash, version=VERSION_WITH_HASH)
+    store.put(key, KIND, [_LENGTH.pack(len(head)), head, blob])
     _evict(store.root, limit)
 
 
 def limit_bytes() -> int:
-    """NNVM_BUILD_CACHE_BYTES, else LIMIT_BYTES; 0 turns the build cache off."""
+    """NNVM_BUILD_CACHE_BYTES, else LIMIT_BYTES; 0 turns the build cache off (build() then
+    neither looks nor keeps)."""
     try:
         return max(0, int(os.environ.get("NNVM_BUILD_CACHE_BYTES", LIMIT_BYTES)))
     except ValueError:
@@ -140,7 +141,7 @@ class CachedBuild:
     graph: ExecutorGraph
     library: bytes
     params: dict[str, np.ndarray]
-    counts: dict[str, object]
+    counts: dict[str, int]
 
 
 def load_build(
@@ -148,16 +149,13 @@ def load_build(
 ) -> CachedBuild | None:
     """The build kept under `key` (made from the params `inputs`), or None when there is none
     or it cannot be read whole."""
-    if limit_bytes() == 0:
-        return None
     data = store.get(key, KIND, writable=True)
     if data is None:
         return None
-    if store.root is not None:  # used: the last to go when the folder is over its limit
-        try:
-            os.utime(store.entry_path(key, KIND))
-        except OSError:
-            pass
+    try:  # used: the last to go when the folder is over its limit
+        os.utime(store.entry_path(key, KIND))
+    except OSError:
+        pass
     try:
         (length,) = _LENGTH.unpack_from(data)
         head = json.loads(bytes(data[_LENGTH.size : _LENGTH.size + length]))

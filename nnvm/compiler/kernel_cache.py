@@ -12,6 +12,7 @@ import os
 import struct
 import sys
 import warnings
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -105,16 +106,22 @@ class KernelCache:
             pass
         return None
 
-    def put(self, key: str, kind: str, payload: bytes) -> None:
-        """Write an entry atomically (temp file, fsync, rename, fsync of the folder)."""
+    def put(self, key: str, kind: str, payload: bytes | Sequence[bytes]) -> None:
+        """Write an entry atomically (temp file, fsync, rename, fsync of the folder). The
+        payload may come in parts, written one after another (a build entry's params are not
+        copied into one buffer first)."""
         if self.root is None or not self.writable:
             return
+        parts = [payload] if isinstance(payload, bytes) else list(payload)
         path = self.entry_path(key, kind)
         tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        header = _HEADER.pack(MAGIC, key.encode(), _digest(payload), len(payload))
+        length = sum(len(part) for part in parts)
+        header = _HEADER.pack(MAGIC, key.encode(), _digest(*parts), length)
         try:
             with open(tmp, "wb") as f:
-                f.write(header + payload)
+                f.write(header)
+                for part in parts:
+                    f.write(part)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -133,8 +140,12 @@ class KernelCache:
                 pass
 
 
-def _digest(payload: bytes | memoryview) -> bytes:
-    return xxhash.xxh3_128_digest(payload)
+def _digest(*parts: bytes | memoryview) -> bytes:
+    """XXH3-128 of the parts one after another (the same as of their concatenation)."""
+    h = xxhash.xxh3_128()
+    for part in parts:
+        h.update(part)
+    return h.digest()
 
 
 def _check(data: bytes, key: str) -> str | None:

@@ -38,7 +38,7 @@ class Module:
             lib.nnvm_model_hash.restype = ctypes.c_char_p
             lib.nnvm_target.restype = ctypes.c_char_p
             lib.nnvm_abi_version.restype = ctypes.c_int
-            if hasattr(lib, "nnvm_create_bound"):  # params the caller holds, not copied
+            if hasattr(lib, "nnvm_create_bound"):  # (with _view) params read where they are
                 lib.nnvm_create_bound.restype = ctypes.c_void_p
                 lib.nnvm_create_bound.argtypes = [ctypes.c_void_p, ctypes.c_int]
                 lib.nnvm_create_view.restype = ctypes.c_void_p

@@ -352,44 +352,35 @@ static nnvm_model *new_model(void) {
   return m;
 }
 
-nnvm_model *nnvm_create(const void *params_blob, size_t size) {
+/* A model over a params file's bytes: copied into its own buffer (`copy`), or read where they
+ * are; checked whole either way. `who` names the entry point in errors. */
+static nnvm_model *create_from_file(const char *who, const void *blob, size_t size, int copy) {
   last_error[0] = '\0';
   if (check_cpu() != 0) return NULL; /* before anything that could run a kernel */
-  if (params_blob == NULL && size) {
-    set_error("nnvm_create: params blob is NULL");
+  if (blob == NULL && (size || !copy)) {
+    set_error("%s: params blob is NULL", who);
     return NULL;
   }
   nnvm_model *m = new_model();
-  if (!m || !(m->blob = alloc_streamed(size))) goto oom;
-  if (size) memcpy(m->blob, params_blob, size);
-  if (bind_params(m, m->blob, size) != 0) {
+  if (!m || (copy && !(m->blob = alloc_streamed(size)))) {
+    set_error("%s: out of memory", who);
+    nnvm_destroy(m);
+    return NULL;
+  }
+  if (copy && size) memcpy(m->blob, blob, size);
+  if (bind_params(m, copy ? m->blob : (const char *)blob, size) != 0) {
     nnvm_destroy(m);
     return NULL;
   }
   return m;
-oom:
-  set_error("nnvm_create: out of memory");
-  nnvm_destroy(m);
-  return NULL;
+}
+
+nnvm_model *nnvm_create(const void *params_blob, size_t size) {
+  return create_from_file("nnvm_create", params_blob, size, 1);
 }
 
 nnvm_model *nnvm_create_view(const void *params_blob, size_t size) {
-  last_error[0] = '\0';
-  if (check_cpu() != 0) return NULL;
-  if (params_blob == NULL) {
-    set_error("nnvm_create_view: params blob is NULL");
-    return NULL;
-  }
-  nnvm_model *m = new_model();
-  if (!m) {
-    set_error("nnvm_create_view: out of memory");
-    return NULL;
-  }
-  if (bind_params(m, (const char *)params_blob, size) != 0) {
-    nnvm_destroy(m);
-    return NULL;
-  }
-  return m;
+  return create_from_file("nnvm_create_view", params_blob, size, 0);
 }
 
 nnvm_model *nnvm_create_bound(const void *const *params, int num_params) {
