@@ -128,9 +128,11 @@ def _with_inputs(model: onnx.ModelProto):
 def efficiency_main(models: dict[str, Callable[[], tuple]], args) -> int:
     """One efficiency report per model and thread count (bench/efficiency.py)."""
     from bench.efficiency import efficiency_report, report_table
-    from bench.peak import measure_bandwidth
+    from bench.peak import measure_bandwidth, measure_read_bandwidth
 
-    roofs = {t: (measure_peak(t), measure_bandwidth(t)) for t in args.threads}
+    roofs = {
+        t: (measure_peak(t), measure_bandwidth(t), measure_read_bandwidth(t)) for t in args.threads
+    }
     reports, errors = [], {}
     for name, make in models.items():
         try:

@@ -3,10 +3,13 @@ GFLOP/s, GB/s and its share of the machine's roof.
 
 A kernel's roof time is the least time the machine could take for it: its floating-point work
 at the measured FMA peak, or the bytes it must move (its arguments and results, once each) at
-the measured copy bandwidth, whichever is longer (the roofline; dialects/te/work.py counts the
-work). `% roof` is roof time over measured time: 100% is as fast as the machine goes. Kernels
-are timed one by one by the debug runtime (median of `number` runs); the roofs come from
-bench/peak.py on the same thread count.
+the measured copy bandwidth, or the bytes it must read (its arguments) at the measured read
+bandwidth, whichever is longest (the roofline; dialects/te/work.py counts the work). The read
+roof matters on one thread: one core reads slower than a copy moves bytes, so a kernel that
+only streams its weights (a matmul of few rows) is bound by reading them. `% roof` is roof time
+over measured time: 100% is as fast as the machine goes. Kernels are timed one by one by the
+debug runtime (median of `number` runs); the roofs come from bench/peak.py on the same thread
+count.
 
     python -m bench --efficiency resnet18 [--threads 1]
     python -m bench --suite real --efficiency        # every suite model, one report each
@@ -36,7 +39,7 @@ class KernelRow:
     share_pct: float
     gflops: float
     gbps: float
-    bound: str  # "compute" or "memory": which roof is the higher
+    bound: str  # "compute", "memory" (the copy roof) or "read": which roof is the highest
     roof_pct: float
 
     def as_dict(self) -> dict:
@@ -49,6 +52,7 @@ class Report:
     threads: int
     peak_gflops: float
     bandwidth_gbps: float
+    read_gbps: float
     total_ms: float
     rows: list[KernelRow]
 
@@ -100,6 +104,7 @@ def efficiency_report(
     threads: int,
     peak_gflops: float,
     bandwidth_gbps: float,
+    read_gbps: float,
     number: int = 5,
 ) -> Report:
     from bench.harness import compile_ours
@@ -118,8 +123,12 @@ def efficiency_report(
         ms = sum(times)
         work = works[kernel]
         seconds = max(ms * 1e-3, 1e-9)
-        compute_s = len(times) * work.flops / (peak_gflops * 1e9)
-        memory_s = len(times) * work.bytes / (bandwidth_gbps * 1e9)
+        roofs = {
+            "compute": len(times) * work.flops / (peak_gflops * 1e9),
+            "memory": len(times) * work.bytes / (bandwidth_gbps * 1e9),
+            "read": len(times) * work.read_bytes / (read_gbps * 1e9),
+        }
+        bound = max(roofs, key=roofs.__getitem__)
         rows.append(
             KernelRow(
                 kernel=kernel,
@@ -128,19 +137,20 @@ def efficiency_report(
                 share_pct=100.0 * ms / total,
                 gflops=len(times) * work.flops / seconds / 1e9,
                 gbps=len(times) * work.bytes / seconds / 1e9,
-                bound="compute" if compute_s >= memory_s else "memory",
-                roof_pct=100.0 * max(compute_s, memory_s) / seconds,
+                bound=bound,
+                roof_pct=100.0 * roofs[bound] / seconds,
             )
         )
     rows.sort(key=lambda r: -r.ms)
-    return Report(name, threads, peak_gflops, bandwidth_gbps, total, rows)
+    return Report(name, threads, peak_gflops, bandwidth_gbps, read_gbps, total, rows)
 
 
 def report_table(report: Report, top: int = 15) -> str:
     width = max([24, *(len(r.kernel) for r in report.rows[:top])])
     head = (
         f"{report.model} on {report.threads} thread(s): {report.total_ms:.2f} ms in kernels; "
-        f"roofs {report.peak_gflops:.0f} GFLOP/s, {report.bandwidth_gbps:.1f} GB/s"
+        f"roofs {report.peak_gflops:.0f} GFLOP/s, {report.bandwidth_gbps:.1f} GB/s copy, "
+        f"{report.read_gbps:.1f} GB/s read"
     )
     header = (
         f"{'kernel':<{width}} {'calls':>5} {'ms':>8} {'%time':>6} {'GFLOP/s':>8} {'GB/s':>7} "

@@ -1,6 +1,12 @@
-"""The machine's measured FMA peak (GFLOP/s) for the '% of peak' column: a loop of 12
-independent FMA chains on the widest float vectors the host has (<16 x float> with AVX-512,
-else <8 x float>), compiled through our LLVM target, on 1..N threads."""
+"""The machine's measured roofs for the efficiency report, on 1..N threads:
+
+* the FMA peak (GFLOP/s): a loop of 12 independent FMA chains on the widest float vectors the
+  host has (<16 x float> with AVX-512, else <8 x float>), compiled through our LLVM target;
+* the copy bandwidth (GB/s, bytes read plus bytes written): numpy copying a buffer;
+* the read bandwidth (GB/s): a loop summing 8 streams of vectors, compiled through our LLVM
+  target. One core reads slower than a copy moves bytes (this machine, one thread: 15-16 GB/s
+  against 22-25), so a kernel that mostly reads (a matmul streaming its weights) cannot reach the
+  copy roof."""
 
 from __future__ import annotations
 
@@ -82,6 +88,63 @@ def _fastest(calls: list[tuple], repeat: int) -> float:
     return best
 
 
+READ_STREAMS = 8
+
+
+def _read_ir(width: int) -> str:
+    """sum over i < n of the vectors at p + (s stride + i) for READ_STREAMS streams s: each
+    stream a sequential read, so the hardware prefetchers see several at once."""
+    vec = f"<{width} x float>"
+    lines = [
+        "define float @read_sum(ptr %p, i64 %n, i64 %stride) {",
+        "entry:",
+        "  br label %loop",
+        "loop:",
+        "  %i = phi i64 [0, %entry], [%i1, %loop]",
+    ]
+    for s in range(READ_STREAMS):
+        lines.append(f"  %a{s} = phi {vec} [zeroinitializer, %entry], [%b{s}, %loop]")
+    for s in range(READ_STREAMS):
+        lines += [
+            f"  %o{s} = mul i64 %stride, {s}",
+            f"  %j{s} = add i64 %o{s}, %i",
+            f"  %q{s} = getelementptr {vec}, ptr %p, i64 %j{s}",
+            f"  %v{s} = load {vec}, ptr %q{s}, align 64",
+            f"  %b{s} = fadd {vec} %a{s}, %v{s}",
+        ]
+    lines += [
+        "  %i1 = add i64 %i, 1",
+        "  %done = icmp eq i64 %i1, %n",
+        "  br i1 %done, label %exit, label %loop",
+        "exit:",
+        f"  %s0 = fadd {vec} %b0, %b1",
+    ]
+    for s in range(2, READ_STREAMS):
+        lines.append(f"  %s{s - 1} = fadd {vec} %s{s - 2}, %b{s}")
+    lines += [
+        f"  %r = extractelement {vec} %s{READ_STREAMS - 2}, i32 0",
+        "  ret float %r",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def measure_read_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
+    """Best read bandwidth (GB/s) of `threads` threads, each summing its own share of a
+    `megabytes` buffer in READ_STREAMS sequential streams (the kernel releases the GIL: a
+    ctypes call): the roof of a kernel's reads."""
+    width = vector_width()
+    module = compile_jit(_read_ir(width))
+    kernel = module.function(
+        "read_sum", ctypes.c_float, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+    )
+    per_stream = megabytes * (1 << 20) // (width * 4) // threads // READ_STREAMS
+    buffers = [np.ones(per_stream * READ_STREAMS * width, np.float32) for _ in range(threads)]
+    calls = [(kernel, (b.ctypes.data, per_stream, per_stream)) for b in buffers]
+    seconds = _fastest(calls, repeat)
+    return threads * per_stream * READ_STREAMS * width * 4 / seconds / 1e9
+
+
 def measure_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
     """Best copy bandwidth (GB/s, bytes read plus bytes written) of `threads` threads, each
     copying its own share of a `megabytes` buffer (numpy's copy releases the GIL): the memory
@@ -96,3 +159,4 @@ if __name__ == "__main__":
     for t in (1, 2):
         print(f"FMA peak on {t} thread(s): {measure_peak(t):.1f} GFLOP/s")
         print(f"copy bandwidth on {t} thread(s): {measure_bandwidth(t):.1f} GB/s")
+        print(f"read bandwidth on {t} thread(s): {measure_read_bandwidth(t):.1f} GB/s")

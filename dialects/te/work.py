@@ -3,8 +3,9 @@
 `flops` counts 2 per multiply-accumulate of every sum reduction whose formula multiplies
 (matmul, conv, dense, LSTM gates), and 1 per element of every other stage's arithmetic
 operation; index arithmetic does not count. `bytes` is the kernel's arguments and results,
-each read or written once: the traffic no schedule can avoid. Target-neutral: the efficiency
-report (bench/efficiency.py) sets them against a machine's roof."""
+each read or written once: the traffic no schedule can avoid; `read_bytes` is the arguments'
+part of it. Target-neutral: the efficiency report (bench/efficiency.py) sets them against a
+machine's roofs."""
 
 from __future__ import annotations
 
@@ -31,9 +32,15 @@ _FLOAT_OPS = (
 class Work:
     flops: int
     bytes: int
+    read_bytes: int = 0
+    """Of `bytes`, those of the arguments (read); the rest are results (written)."""
 
     def __add__(self, other: Work) -> Work:
-        return Work(self.flops + other.flops, self.bytes + other.bytes)
+        return Work(
+            self.flops + other.flops,
+            self.bytes + other.bytes,
+            self.read_bytes + other.read_bytes,
+        )
 
 
 def _tensor_bytes(t) -> int:
@@ -55,6 +62,6 @@ def stage_flops(op: ComputeOp) -> int:
 def kernel_work(fn: func.FuncOp) -> Work:
     """The work of one te kernel (a function whose body holds te.compute stages)."""
     flops = sum(stage_flops(op) for op in fn.body.walk() if isinstance(op, ComputeOp))
-    moved = sum(_tensor_bytes(a.type) for a in fn.body.block.args)
-    moved += sum(_tensor_bytes(t) for t in fn.function_type.outputs.data)
-    return Work(flops, moved)
+    read = sum(_tensor_bytes(a.type) for a in fn.body.block.args)
+    written = sum(_tensor_bytes(t) for t in fn.function_type.outputs.data)
+    return Work(flops, read + written, read)

@@ -28,6 +28,7 @@ def test_dense_counts_two_flops_per_multiply_accumulate() -> None:
     w = work_of(nn.DenseOp, [(7, 20), (5, 20)])
     assert w.flops == 2 * 7 * 5 * 20
     assert w.bytes == 4 * (7 * 20 + 5 * 20 + 7 * 5)
+    assert w.read_bytes == 4 * (7 * 20 + 5 * 20)  # the arguments; the result is written
 
 
 @pytest.mark.parametrize(("groups", "dilation"), [(1, 1), (4, 1), (8, 2)])

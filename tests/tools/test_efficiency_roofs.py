@@ -1,0 +1,56 @@
+"""bench/peak.py's read roof and bench/efficiency.py's roofline: a kernel is set against the
+longest of its compute, copy and read times (no timing is asserted: the roofs are given)."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.efficiency import efficiency_report  # noqa: E402
+from bench.peak import READ_STREAMS, _read_ir, measure_read_bandwidth, vector_width  # noqa: E402
+from nnvm.targets.llvm.compile import compile_jit  # noqa: E402
+
+
+def test_the_read_kernel_sums_every_stream() -> None:
+    width = vector_width()
+    kernel = compile_jit(_read_ir(width)).function(
+        "read_sum", ctypes.c_float, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+    )
+    per_stream = 5
+    data = np.zeros((READ_STREAMS, per_stream, width), np.float32)
+    data[:, :, 0] = np.arange(READ_STREAMS * per_stream).reshape(READ_STREAMS, per_stream)
+    got = kernel(data.ctypes.data, per_stream, per_stream)
+    assert got == float(data[:, :, 0].sum())
+    assert measure_read_bandwidth(1, megabytes=4, repeat=1) > 0
+
+
+def _few_rows_matmul():
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((512, 256)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 512])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 256])
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    graph = helper.make_graph([node], "g", [x], [y], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return model, {"x": rng.standard_normal((2, 512)).astype(np.float32)}
+
+
+def test_each_roof_binds_where_it_is_the_longest() -> None:
+    model, inputs = _few_rows_matmul()
+    # a slow read roof binds the matmul (its weights are read, 2 rows are written)
+    report = efficiency_report("mm", model, inputs, 1, 1e6, 1e6, 0.5, number=2)
+    row = next(r for r in report.rows if "matmul" in r.kernel)
+    read_bytes = 4 * (2 * 512 + 512 * 256)
+    assert row.bound == "read"
+    seconds = row.ms * 1e-3
+    assert abs(row.roof_pct - 100 * row.calls * read_bytes / 0.5e9 / seconds) < 1e-6 * row.roof_pct
+    # a slow copy roof binds it when reads are fast; a slow FMA peak when both are
+    for roofs, bound in (((1e6, 0.5, 1e6), "memory"), ((1e-3, 1e6, 1e6), "compute")):
+        report = efficiency_report("mm", model, inputs, 1, *roofs, number=2)
+        assert next(r for r in report.rows if "matmul" in r.kernel).bound == bound
