@@ -80,6 +80,10 @@ def apply_prefetch(state: ScheduleState, prim: PrefetchOp) -> None:
     reads = [] if compute is None else [op for op in compute.block.ops if op.name == "te.read"]
     if not any(op.tensor is tensor.value for op in reads):
         raise DiagnosticError(prim, f"te.prefetch: '{stage.name}' does not read '{tensor.name}'")
+    if prim.spread is not None:
+        shared = state.leaf(prim, stage, prim.spread.data)
+        if shared is var:
+            raise DiagnosticError(prim, "te.prefetch: a loop cannot spread its own prefetch")
     var.prefetch.append((tensor, prim.offset.value.data, prim))
 
 

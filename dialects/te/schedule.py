@@ -395,29 +395,41 @@ class PrefetchOp(Primitive):
     k.i, ask the CPU to fetch what S will read of tensor arg1 `offset` iterations later (the
     element its read touches with the inner loops at 0), so a stream from memory arrives
     before it is needed (TVM's `s[S].prefetch(tensor, axis, offset)`). A hint: it changes no
-    result, and an address past the tensor is harmless."""
+    result, and an address past the tensor is harmless.
+
+    `te.prefetch "S" "arg1" at k.i by 64 spread i.o`: the iterations of an outer loop i.o
+    (extent T) share the fetch instead of each repeating it: iteration (i, k) fetches what is
+    read at k.i = offset + (i * extent(k.i) + k) / T. With i.o the row tiles that reread one
+    depth block of a matmul's weights and `offset` that block's depth, the next block arrives
+    at a steady pace while all T tiles compute, not during the first tile alone."""
 
     name = "te.prefetch"
     tensor = prop_def(StringAttr)
     axis = prop_def(StringAttr)
     offset = prop_def(IntegerAttr.constr(type=i64))
+    spread = opt_prop_def(StringAttr)
 
     @staticmethod
-    def make(stage: str, tensor: str, axis: str, offset: int) -> PrefetchOp:
-        return PrefetchOp.create(
-            properties={
-                "stage": StringAttr(stage),
-                "tensor": StringAttr(tensor),
-                "axis": StringAttr(axis),
-                "offset": IntegerAttr(offset, i64),
-            }
-        )
+    def make(
+        stage: str, tensor: str, axis: str, offset: int, spread: str | None = None
+    ) -> PrefetchOp:
+        props: dict[str, Attribute] = {
+            "stage": StringAttr(stage),
+            "tensor": StringAttr(tensor),
+            "axis": StringAttr(axis),
+            "offset": IntegerAttr(offset, i64),
+        }
+        if spread is not None:
+            props["spread"] = StringAttr(spread)
+        return PrefetchOp.create(properties=props)
 
     def print(self, printer: Printer) -> None:
         self._print_stage(printer)
         printer.print_string(" ")
         printer.print_string_literal(self.tensor.data)
         printer.print_string(f" at {_name_text(self.axis.data)} by {self.offset.value.data}")
+        if self.spread is not None:
+            printer.print_string(f" spread {_name_text(self.spread.data)}")
         self._finish_print(printer)
 
     @classmethod
@@ -428,12 +440,14 @@ class PrefetchOp(Primitive):
         axis = _parse_name(parser)
         parser.parse_keyword("by")
         offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        props = {
+        props: dict[str, Attribute] = {
             "stage": StringAttr(stage),
             "tensor": StringAttr(tensor),
             "axis": StringAttr(axis),
             "offset": IntegerAttr(offset, i64),
         }
+        if parser.parse_optional_keyword("spread") is not None:
+            props["spread"] = StringAttr(_parse_name(parser, "the loop that shares the fetch"))
         return cls._finish_parse(parser, props)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from nnvm.dialects.hint import PrefetchOp
 from nnvm.dialects.te.analysis import depends_on
@@ -27,6 +27,7 @@ from nnvm.lowering.te_to_loops.emitter import (
 from nnvm.lowering.te_to_loops.formulas import FormulaEval, view_indices
 from nnvm.lowering.te_to_loops.loop_bodies import emit_init, emit_update, real_indices
 from nnvm.lowering.te_to_loops.tensorize import TensorizeEmitter, intrinsic_name
+from nnvm.support.diagnostics import DiagnosticError
 
 GUARDED_UNROLL_LIMIT = 32
 """An unrolled loop whose bound is only known at run time (a split tail) is unrolled anyway,
@@ -341,10 +342,11 @@ class LoopNestEmitter(TensorizeEmitter):
         vector lane index) or a tensor not in memory here (inlined) gets none."""
         leaf = leaves[k]
         compute = nest.compute
-        for tensor, offset, _ in leaf.prefetch:
+        for tensor, offset, prim in leaf.prefetch:
             view = scope.views.get(tensor)
             if view is None:
                 continue
+            target = self.prefetch_iteration(nest, leaves, k, vals, offset, prim)
             for op in compute.block.ops:
                 if not isinstance(op, ReadOp) or op.tensor is not tensor.value:
                     continue
@@ -353,7 +355,7 @@ class LoopNestEmitter(TensorizeEmitter):
                     # the leaves' values (this one advanced, the inner ones at the point);
                     # the axes derived from them are derived again
                     ahead = {v: vals[v] for v in leaves[:k]}
-                    ahead[leaf] = self.iadd(vals[leaf], self.cval(offset))
+                    ahead[leaf] = target
                     for v in leaves[k + 1 :]:
                         ahead[v] = self.cval(inner.get(v, 0))
                     self.derive(nest, ahead)
@@ -371,6 +373,31 @@ class LoopNestEmitter(TensorizeEmitter):
                     for line in lines:  # the vector's further lines: the same address on
                         last = self.iadd(buf[-1], self.cval(line)) if line else buf[-1]
                         self.add(PrefetchOp(view.buffer, [i.ssa for i in [*buf[:-1], last]]))
+
+    def prefetch_iteration(
+        self,
+        nest: Nest,
+        leaves: list[IterVar],
+        k: int,
+        vals: dict[IterVar, Val],
+        offset: int,
+        prim: Operation,
+    ) -> Val:
+        """The iteration of leaves[k] whose reads a te.prefetch there fetches: `offset`
+        ahead, or with `spread i.o` (extent T) offset + (i * extent + iteration) / T, so the
+        iterations of i.o share the fetch of the next `offset` iterations."""
+        leaf = leaves[k]
+        spread = getattr(prim, "spread", None)  # te.prefetch's; absent from other hints
+        if spread is None:
+            return self.iadd(vals[leaf], self.cval(offset))
+        shared = next((v for v in leaves[:k] if v.name == spread.data), None)
+        if shared is None:
+            raise DiagnosticError(
+                prim, f"te.prefetch: the spread loop {spread.data} is not outside {leaf.name}"
+            )
+        tiles = nest.ext.get(shared, shared.extent)
+        position = self.iadd(self.imul(vals[shared], nest.ext.get(leaf, leaf.extent)), vals[leaf])
+        return self.iadd(self.idiv(position, tiles), self.cval(offset))
 
     def derive(self, nest: Nest, vals: dict[IterVar, Val]) -> list[IterVar]:
         """Give values to every axis that follows from the known ones (split: outer * factor +

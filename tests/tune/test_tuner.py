@@ -247,7 +247,9 @@ def test_another_tasks_history_guides_the_search_from_its_first_batch(matmul_tas
         without.append(_trials_to_best(make_search("evolution", space, seed, model), space))
     assert sum(with_history) < sum(without), (with_history, without)
     if model == "xgboost":  # trees do not extrapolate; the ridge's quadratic can, wrongly
-        assert max(with_history) <= 16, with_history
+        # within three batches of 8 (two, before the blocked matmul's prefetch distance
+        # became its depth block: a knob whose candidates follow another knob's value)
+        assert max(with_history) <= 24, with_history
 
 
 def test_a_history_log_of_another_run_guides_the_search(tmp_path, matmul_task):

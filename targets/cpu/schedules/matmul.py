@@ -144,7 +144,17 @@ def _k_blocked(
     across the depth blocks (`a`, computed at the panel), and for each depth block every row
     tile runs its register tile over the same kc x nf slice of the panel, which stays in L1.
     On one thread against numpy's sgemm: 1000 x 3072 . 3072 x 768 0.74x -> 0.92x,
-    7 x 3072 . 3072 x 3072 0.60x -> 0.83x (bench/gemm.py)."""
+    7 x 3072 . 3072 x 3072 0.60x -> 0.83x (bench/gemm.py).
+
+    With more than one tile in a block, the weights are prefetched one depth block ahead,
+    the fetch spread over the tiles (te.prefetch's `spread`): the tiles of a block all read
+    one depth block, so the first of them used to wait on memory for it while the others
+    found it in cache, the stream and the multiply-adds one after the other. Spread, the next
+    block streams in at a steady pace while every tile computes. With the weights flushed
+    (the tuner's runner), BERT's 16 x 3072 . 3072 x 768 1.07 -> 0.86 ms; end to end on one
+    thread, over two interleaved rounds of `python -m bench --suite real` each, BERT-6L
+    (16 tokens) 17.9-18.1 -> 15.3-15.6 ms (2 threads 9.7-10.5 -> 8.1-9.4), GPT-2-4L 8.2-8.5
+    -> 7.6-7.8 ms, DistilBERT 47.9-49.9 -> 46.4-47.4 ms; LLaMA-4L and ViT within noise."""
     *abatch, ai, aj = anchor.spatial_names
     (r,) = anchor.reduce_names
     m = anchor.shape[-2]
@@ -163,7 +173,11 @@ def _k_blocked(
     p.append(ReorderOp.make(a, [*abatch, f"{r}.o", f"{ai}.o", f"{r}.i", *streamed, f"{ai}.i", aj]))
     p.extend(UnrollOp.make(a, x) for x in (*streamed, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
-    s.prefetch_weights(a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB, on=m > GEMV_ROWS)
+    # with several tiles, the next depth block, fetched at a steady pace by all of them
+    spread = (f"{ai}.o", kc) if per_block > 1 else None
+    s.prefetch_weights(
+        a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB, on=m > GEMV_ROWS, spread=spread
+    )
 
 
 def row_tile(m: int, rows: int) -> int:
