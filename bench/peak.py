@@ -39,27 +39,35 @@ def _ir(width: int) -> str:
         f"  %mv = shufflevector {vec} %m1, {vec} poison, {zeros}",
         f"  %c1 = insertelement {vec} poison, float %c, i32 0",
         f"  %cv = shufflevector {vec} %c1, {vec} poison, {zeros}",
-        "  br label %loop",
-        "loop:",
-        "  %i = phi i64 [0, %entry], [%i1, %loop]",
+        *_loop_start(vec, CHAINS, splat("1.0")),
     ]
-    for c in range(CHAINS):
-        lines.append(f"  %a{c} = phi {vec} [{splat('1.0')}, %entry], [%b{c}, %loop]")
     for c in range(CHAINS):
         lines.append(
             f"  %b{c} = call {vec} @llvm.fma.v{width}f32({vec} %a{c}, {vec} %mv, {vec} %cv)"
         )
-    lines += [
+    return "\n".join(lines + _loop_end(vec, CHAINS)) + "\n"
+
+
+def _loop_start(vec: str, chains: int, initial: str) -> list[str]:
+    """From the entry block into a loop over `%i` whose `chains` vectors %a0.. start at
+    `initial` and take the %b0.. of the iteration before."""
+    phis = [f"  %a{c} = phi {vec} [{initial}, %entry], [%b{c}, %loop]" for c in range(chains)]
+    return ["  br label %loop", "loop:", "  %i = phi i64 [0, %entry], [%i1, %loop]", *phis]
+
+
+def _loop_end(vec: str, chains: int) -> list[str]:
+    """The loop's latch (`%i` up to `%n`) and, after it, the sum of its `chains` vectors
+    %b0.. (so no chain is dead code), lane 0 returned."""
+    lines = [
         "  %i1 = add i64 %i, 1",
         "  %done = icmp eq i64 %i1, %n",
         "  br i1 %done, label %exit, label %loop",
         "exit:",
         f"  %s0 = fadd {vec} %b0, %b1",
     ]
-    for c in range(2, CHAINS):
+    for c in range(2, chains):
         lines.append(f"  %s{c - 1} = fadd {vec} %s{c - 2}, %b{c}")
-    lines += [f"  %r = extractelement {vec} %s{CHAINS - 2}, i32 0", "  ret float %r", "}"]
-    return "\n".join(lines) + "\n"
+    return [*lines, f"  %r = extractelement {vec} %s{chains - 2}, i32 0", "  ret float %r", "}"]
 
 
 def measure_peak(threads: int = 1, iterations: int = 20_000_000, repeat: int = 3) -> float:
@@ -98,12 +106,8 @@ def _read_ir(width: int) -> str:
     lines = [
         "define float @read_sum(ptr %p, i64 %n, i64 %stride) {",
         "entry:",
-        "  br label %loop",
-        "loop:",
-        "  %i = phi i64 [0, %entry], [%i1, %loop]",
+        *_loop_start(vec, READ_STREAMS, "zeroinitializer"),
     ]
-    for s in range(READ_STREAMS):
-        lines.append(f"  %a{s} = phi {vec} [zeroinitializer, %entry], [%b{s}, %loop]")
     for s in range(READ_STREAMS):
         lines += [
             f"  %o{s} = mul i64 %stride, {s}",
@@ -112,21 +116,7 @@ def _read_ir(width: int) -> str:
             f"  %v{s} = load {vec}, ptr %q{s}, align 64",
             f"  %b{s} = fadd {vec} %a{s}, %v{s}",
         ]
-    lines += [
-        "  %i1 = add i64 %i, 1",
-        "  %done = icmp eq i64 %i1, %n",
-        "  br i1 %done, label %exit, label %loop",
-        "exit:",
-        f"  %s0 = fadd {vec} %b0, %b1",
-    ]
-    for s in range(2, READ_STREAMS):
-        lines.append(f"  %s{s - 1} = fadd {vec} %s{s - 2}, %b{s}")
-    lines += [
-        f"  %r = extractelement {vec} %s{READ_STREAMS - 2}, i32 0",
-        "  ret float %r",
-        "}",
-    ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _loop_end(vec, READ_STREAMS)) + "\n"
 
 
 def measure_read_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
