@@ -7,12 +7,13 @@ from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from nnvm.dialects.hint import PrefetchOp
 from nnvm.dialects.te.analysis import depends_on
 from nnvm.dialects.te.exprs import element_bits
 from nnvm.dialects.te.ops import ReadOp
+from nnvm.dialects.te.schedule import PrefetchOp as PrefetchPrimitive
 from nnvm.dialects.te.stage_tree import IterVar, Split, Stage
 from nnvm.lowering.te_to_loops.compute_at import AttachedRegion, attached_region
 from nnvm.lowering.te_to_loops.emitter import (
@@ -381,13 +382,13 @@ class LoopNestEmitter(TensorizeEmitter):
         k: int,
         vals: dict[IterVar, Val],
         offset: int,
-        prim: Operation,
+        prim: PrefetchPrimitive,
     ) -> Val:
         """The iteration of leaves[k] whose reads a te.prefetch there fetches: `offset`
         ahead, or with `spread i.o` (extent T) offset + (i * extent + iteration) / T, so the
         iterations of i.o share the fetch of the next `offset` iterations."""
         leaf = leaves[k]
-        spread = getattr(prim, "spread", None)  # te.prefetch's; absent from other hints
+        spread = prim.spread
         if spread is None:
             return self.iadd(vals[leaf], self.cval(offset))
         shared = next((v for v in leaves[:k] if v.name == spread.data), None)

@@ -174,9 +174,11 @@ def _k_blocked(
     p.extend(UnrollOp.make(a, x) for x in (*streamed, f"{ai}.i"))
     p.append(VectorizeOp.make(a, aj))
     # with several tiles, the next depth block, fetched at a steady pace by all of them
-    spread = (f"{ai}.o", kc) if per_block > 1 else None
+    spread = f"{ai}.o" if per_block > 1 else None
+    elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
+    distance = kc * nf * elt_bytes if spread else PREFETCH_BYTES
     s.prefetch_weights(
-        a, anchor, f"{r}.i", nf, PREFETCH_BYTES, PREFETCH_KNOB, on=m > GEMV_ROWS, spread=spread
+        a, anchor, f"{r}.i", nf, distance, PREFETCH_KNOB, on=m > GEMV_ROWS, spread=spread
     )
 
 

@@ -238,24 +238,18 @@ class KernelScheduler:
         distance: int,
         knob: str,
         on: bool = True,
-        spread: tuple[str, int] | None = None,
+        spread: str | None = None,
     ) -> None:
         """Prefetch the anchor's right operand (its weights) `distance` bytes ahead of loop
         `axis` of stage `a`, each iteration of which reads `row` elements further on; the
         iterations ahead are the knob `knob` (0 turns it off; `on` False makes 0 the
         default). The matmul's column panels and the NCHWc conv's weight rows use it.
-
-        `spread` (an outer loop, iterations ahead): the loop's iterations share the fetch of
-        that many iterations ahead instead (te.prefetch's spread), the knob's candidates 0
-        and that many."""
+        `spread`: an outer loop whose iterations share the fetch (te.prefetch's spread)."""
         weights = right_operand(anchor)
         ahead = distance // (row * max(element_bits(anchor.element_type) // 8, 1))
-        if spread is not None:
-            ahead = spread[1]
         ahead = self.knob(knob, sorted({0, ahead}), ahead if on else 0)
         if weights is not None and ahead:
-            loop = None if spread is None else spread[0]
-            self.prims.append(PrefetchOp.make(a, weights, axis, ahead, loop))
+            self.prims.append(PrefetchOp.make(a, weights, axis, ahead, spread))
 
     def knob(self, name: str, candidates, default):
         """A template's choice: `default` unless the config (a tuning record) says otherwise;
