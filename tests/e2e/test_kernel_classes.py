@@ -61,6 +61,25 @@ def test_matmul_with_rows_no_tile_divides(x_shape, w_shape) -> None:
 
 
 @pytest.mark.parametrize(
+    "x_shape, w_shape",
+    [
+        ([1, 16, 256], [256, 96]),  # two row tiles over each depth block (16 tokens)
+        ([37, 1030], [1030, 40]),  # three, and a tail block of 6
+    ],
+)
+def test_matmul_spreads_its_weight_prefetch_over_the_row_tiles(x_shape, w_shape) -> None:
+    """A depth-blocked matmul with several row tiles fetches the next depth block spread over
+    them (te.prefetch ... spread): the schedule says so, and the product is right."""
+    from nnvm.tune.space import TaskSpace
+    from nnvm.tune.task import extract_tasks
+
+    model = _model(helper.make_node("MatMul", ["x", "w"], ["y"]), x_shape, {"w": w_shape})
+    (task,) = [t for t in extract_tasks(*from_onnx(model)) if "matmul" in t.name]
+    assert "spread" in TaskSpace(task).default().schedule
+    _check(model, x_shape)
+
+
+@pytest.mark.parametrize(
     "channels, groups, hw, kernel, stride, dilation",
     [
         (64, 4, 10, 3, 1, 1),  # 16 channels per group: blocked, blocks inside groups
