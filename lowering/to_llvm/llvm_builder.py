@@ -475,20 +475,35 @@ class LLVMBuilder:
         return self.emit(llvm.ShuffleVectorOp(v, v, mask, part))
 
     def concat(self, parts: Sequence[SSAValue]) -> SSAValue:
-        """One vector of the lanes of `parts` (1-D vectors of one type), in order."""
+        """One vector of the lanes of `parts` (1-D vectors of one element type and any
+        lengths), in order. Pairs are joined round by round, so three 16-lane parts join as
+        32 + 16: LLVM's shufflevector takes two operands of one type, and the shorter one is
+        first widened (its lanes, then copies of its lane 0 that the join does not select)."""
         parts = list(parts)
         while len(parts) > 1:
             joined = []
             for a, c in zip(parts[::2], parts[1::2], strict=False):
-                at = a.type
-                n = at.get_shape()[0] + c.type.get_shape()[0]
-                mask = DenseArrayBase.from_list(i32, list(range(n)))
-                wide = VectorType(at.element_type, [n])
+                la, lc = a.type.get_shape()[0], c.type.get_shape()[0]
+                width = max(la, lc)
+                a, c = self._widened(a, width), self._widened(c, width)
+                mask = DenseArrayBase.from_list(i32, [*range(la), *range(width, width + lc)])
+                wide = VectorType(a.type.element_type, [la + lc])
                 joined.append(self.emit(llvm.ShuffleVectorOp(a, c, mask, wide)))
             if len(parts) % 2:
                 joined.append(parts[-1])
             parts = joined
         return parts[0]
+
+    def _widened(self, v: SSAValue, lanes: int) -> SSAValue:
+        """`v` (a 1-D vector) as `lanes` lanes: its own, then copies of its lane 0."""
+        vt = v.type
+        assert isinstance(vt, VectorType)
+        n = vt.get_shape()[0]
+        if n == lanes:
+            return v
+        mask = DenseArrayBase.from_list(i32, [*range(n), *[0] * (lanes - n)])
+        wide = VectorType(vt.element_type, [lanes])
+        return self.emit(llvm.ShuffleVectorOp(v, v, mask, wide))
 
     def step_vector(self, t: VectorType) -> SSAValue:
         """<0, 1, ..., n-1> of integer vector type `t`."""

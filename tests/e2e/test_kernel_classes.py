@@ -79,6 +79,17 @@ def test_matmul_spreads_its_weight_prefetch_over_the_row_tiles(x_shape, w_shape)
     _check(model, x_shape)
 
 
+@pytest.mark.parametrize("length", [17, 33, 40, 48, 80, 100])
+@pytest.mark.parametrize("op", ["Softmax", "Tanh", "Erf", "Sigmoid"])
+def test_transcendentals_over_rows_of_any_length(op, length) -> None:
+    """Attention rows of 33-48 tokens (MobileBERT's 40, Mistral's 37): exp, tanh and erf run
+    on 16-lane slices of the row's vector, and joining three slices back into one used to
+    hand LLVM's shufflevector two operands of different lengths (a TypeError at compile)."""
+    x_shape = [2, 3, length]
+    node = helper.make_node(op, ["x"], ["y"], **({"axis": -1} if op == "Softmax" else {}))
+    _check(_model(node, x_shape, {}), x_shape)
+
+
 @pytest.mark.parametrize(
     "channels, groups, hw, kernel, stride, dilation",
     [
