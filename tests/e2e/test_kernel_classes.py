@@ -6,6 +6,8 @@ times the same shapes; here they only have to be right."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -161,6 +163,35 @@ def test_conv_odd_channel_blocks(in_channels, out_channels, hw, kernel) -> None:
     x_shape = [2, in_channels, hw, hw]
     w_shape = [out_channels, in_channels, kernel, kernel]
     _check(_model(node, x_shape, {"w": w_shape}), x_shape)
+
+
+@pytest.mark.parametrize(
+    "in_channels, out_channels, hw, kernel, stride, dilation, batch",
+    [
+        (2048, 32, 9, 3, 1, 1, 1),  # 2.4 MB of weights a tile
+        (576, 64, 33, 3, 2, 2, 1),  # 36 blocks: a tail chunk; strided, dilated, 2-row tiles
+        (2048, 256, 28, 1, 1, 1, 1),  # a 1x1: a row group's input (6 MB) read by 8 tiles
+    ],
+)
+def test_conv_input_channels_in_chunks(
+    in_channels, out_channels, hw, kernel, stride, dilation, batch
+) -> None:
+    """A conv whose one-pass nest would not keep its reuse in L2 runs its input channels in
+    chunks, the accumulators of its rows in a buffer across them (FCN-ResNet50's head: 3x3
+    over 2048 channels): the schedule says so, and the result is right, tails included."""
+    from nnvm.tune.space import TaskSpace
+    from nnvm.tune.task import extract_tasks
+
+    pad = dilation * (kernel - 1) // 2
+    node = helper.make_node(
+        "Conv", ["x", "w"], ["y"], strides=[stride] * 2, dilations=[dilation] * 2, pads=[pad] * 4
+    )
+    x_shape = [batch, in_channels, hw, hw]
+    model = _model(node, x_shape, {"w": [out_channels, in_channels, kernel, kernel]})
+    (task,) = [t for t in extract_tasks(*from_onnx(model)) if "conv2d" in t.name]
+    assert task.default_config.get("conv.depth_block", 0) > 0, task.default_config
+    assert re.search(r'te.split "conv2d[.a-z]*" icb by', TaskSpace(task).default().schedule)
+    _check(model, x_shape)
 
 
 @pytest.mark.parametrize(

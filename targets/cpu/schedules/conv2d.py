@@ -62,6 +62,11 @@ stream's next stretch; weights fresh from memory (each conv's are used by one ke
 SqueezeNet 0.99 of the time."""
 
 
+DEPTH_BLOCKED_BUFFER = 128 * 1024
+"""The accumulators a depth-blocked conv keeps across its chunks: at most this many bytes of
+output rows (28 rows of 28 columns in two blocks: 100 KiB)."""
+
+
 def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     """out[n, ocb, oh, ow, oc]: register tiles of ow x (one or two channel blocks), the
     channel block one vector; (n, ocb, oh) parallel. Inside a tile, each input element is
@@ -105,6 +110,11 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         if s.knob("conv.whole_image", [False, True], small):
             _conv2d_nchwc_small(s, anchor, a, e, ocf)
             return
+    if not depthwise and len(anchor.reduce_names) == 4 and not dot_packed(anchor):
+        chunk = _depth_block(s, anchor, ocf, rows)
+        if chunk:
+            _conv2d_nchwc_depth_blocked(s, anchor, a, e, (ocf, rows, owf), chunk)
+            return
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
     p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
@@ -136,6 +146,122 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     if (depthwise or own) and s.tile_pads(anchor):
         if s.knob("conv.pad_in_tile", [False, True], True):
             s.pad_at(anchor, a, ah)
+
+
+def _tile_weight_bytes(anchor: ComputeOp, ocf: int) -> int:
+    """Bytes of the weights one register tile of `ocf` output channel blocks reads over its
+    whole reduction (every input channel block and tap)."""
+    return ocf * math.prod(anchor.reduce_shape) * anchor.shape[-1] * _element_bytes(anchor)
+
+
+def _element_bytes(anchor: ComputeOp) -> int:
+    return max(element_bits(anchor.element_type) // 8, 1)
+
+
+def _depth_block(s: KernelScheduler, anchor: ComputeOp, ocf: int, rows: int) -> int:
+    """Input channel blocks a chunk of a dense NCHWc conv's reduction (the knob
+    `conv.depth_block`; 0: no chunks). Chunks where the one-pass nest's reuse does not fit in
+    L2: a tile's weights (read again by every tile of its channel blocks) and the input rows
+    of its row group (read again by every tile of the group, see `_row_group`) exceed it. The
+    chunk: the largest power of two (8 to 32) up to a quarter of the blocks whose weights and
+    input rows for a row block take at most half of L2. Measured per kernel on one thread against the
+    one-pass nest: FCN-ResNet50's head, 3x3 2048 -> 512 at 28x28 (2.4 MB of weights a tile),
+    121 -> 90-105 ms (onnxruntime 95); its 1x1 2048 -> 512 (a row group's input 3.2 MB) 13.0
+    -> 11.6-12.5 ms; SegFormer-B0's 1x1 1024 -> 256 at 64x64 19.2 -> 16.6 ms. Where the
+    one-pass nest's reuse fits, chunks cost: ResNet-50's 3x3 512 -> 512 at 7x7 (0.7 MB)
+    1.59 -> 1.99 ms; so did two chunks of 8 blocks (VGG-11's 3x3 256 -> 256 at 56x56, 24.3 ->
+    26.0 ms)."""
+    icb, kh, kw, lanes_in = anchor.reduce_shape
+    reads = product_reads(anchor)
+    if reads is None:
+        return 0
+    image = reads[0].tensor.type
+    assert isinstance(image, TensorType)
+    h_in, w_in = image.get_shape()[2:4]
+    oh = anchor.shape[2]
+    size = _element_bytes(anchor)
+
+    def input_bytes(out_rows: int, blocks: int) -> int:
+        in_rows = min(h_in, -(-out_rows * h_in // oh) + kh - 1)
+        return in_rows * w_in * blocks * lanes_in * size
+
+    row_tiles = -(-oh // rows)
+    groups = [g for g in range(1, row_tiles + 1) if row_tiles % g == 0]
+    group_rows = min(oh, _row_group(anchor, ocf, rows, groups) * rows)
+    block_tiles = -(-anchor.shape[1] // ocf)  # the input rows are read again by each
+    one_pass = _tile_weight_bytes(anchor, ocf) + (
+        input_bytes(group_rows, icb) if block_tiles > 1 else 0
+    )
+    weights = ocf * kh * kw * anchor.shape[-1] * lanes_in * size
+    per_block = weights + input_bytes(_block_rows(anchor, ocf, rows), 1)
+    options = [c for c in (8, 16, 32) if 4 * c <= icb]  # fewer chunks did not pay
+    fit = [c for c in options if c * per_block <= L2_BYTES // 2]
+    wanted = one_pass > L2_BYTES and fit
+    return s.knob("conv.depth_block", [0, *options], fit[-1] if wanted else 0)
+
+
+def _block_row_options(oh: int, rows: int) -> list[int]:
+    """Heights of a depth-blocked conv's row blocks: whole register tiles of `rows` rows, or
+    the whole height."""
+    return sorted({min(oh, rows * k) for k in range(1, -(-oh // rows) + 1)})
+
+
+def _block_rows(anchor: ComputeOp, ocf: int, rows: int) -> int:
+    """Output rows whose accumulators a depth-blocked conv keeps in one buffer: the most whose
+    buffer of ocf blocks fits DEPTH_BLOCKED_BUFFER (a divisor of the height where one does as
+    well: no short block at the bottom)."""
+    oh, ow, lanes = anchor.shape[2], anchor.shape[3], anchor.shape[-1]
+    row_bytes = ocf * ow * lanes * _element_bytes(anchor)
+    options = _block_row_options(oh, rows)
+    fit = [r for r in options if r * row_bytes <= DEPTH_BLOCKED_BUFFER] or options[:1]
+    blocks = -(-oh // fit[-1])
+    even = [r for r in fit if -(-oh // r) == blocks and oh % r == 0]
+    return even[0] if even else fit[-1]
+
+
+def _conv2d_nchwc_depth_blocked(
+    s: KernelScheduler,
+    anchor: ComputeOp,
+    a: str,
+    e: str,
+    tile: tuple[int, int, int],
+    chunk: int,
+) -> None:
+    """A dense NCHWc conv with its input channels in chunks of `chunk` blocks (GotoBLAS's kc
+    for convs): the accumulators of a block of output rows (all their register tiles of `ocf`
+    channel blocks) live in a buffer across the chunks, so the chunk's weights and input
+    rows stay in L2 while every tile of the rows uses them, where one tile's whole reduction
+    otherwise streamed its weights from L3 on every tile. (n, row blocks, channel-block tiles)
+    are the parallel loop; hoist-loop-invariant-accesses keeps each tile's accumulators in
+    registers through a chunk. `tile`: (channel blocks, rows, columns) of the register tile."""
+    n, cb, h, w, c = s.axes(e)
+    an, acb, ah, aw, ac = anchor.spatial_names
+    icb, kh, kw, ic = anchor.reduce_names
+    ocf, tile_rows, owf = tile
+    oh = anchor.shape[2]
+    options = _block_row_options(oh, tile_rows)
+    block = s.knob("conv.block_rows", options, _block_rows(anchor, ocf, tile_rows))
+    p = s.prims
+    p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
+    p.append(SplitOp.make(e, h, block, None, f"{h}.g", f"{h}.r"))
+    p.append(ReorderOp.make(e, [n, f"{h}.g", f"{cb}.o", f"{h}.r", w, f"{cb}.i", c]))
+    fused = f"{e}.tile"
+    p.append(FuseOp.make(e, [n, f"{h}.g", f"{cb}.o"], fused))
+    s.parallel(e, fused, anchor)
+    p.append(VectorizeOp.make(e, c))
+    p.append(ComputeAtOp.make(a, e, fused))
+    p.append(SplitOp.make(a, icb, chunk, None, f"{icb}.o", f"{icb}.i"))
+    p.append(SplitOp.make(a, aw, owf, None, f"{aw}.o", f"{aw}.i"))
+    row_tiles, tile = [ah], []  # one row a register tile
+    if tile_rows > 1:  # stacked rows: unrolled inside the tile, beside its columns
+        p.append(SplitOp.make(a, ah, tile_rows, None, f"{ah}.o", f"{ah}.i"))
+        row_tiles, tile = [f"{ah}.o"], [f"{ah}.i"]
+    reduction = [f"{icb}.i", kh, kw, ic]
+    order = [an, f"{icb}.o", *row_tiles, f"{aw}.o", *reduction, *tile, f"{aw}.i", acb, ac]
+    p.append(ReorderOp.make(a, order))
+    p.extend(UnrollOp.make(a, x) for x in (*tile, f"{aw}.i", acb))
+    p.append(VectorizeOp.make(a, ac))
+    s.prefetch_weights(a, anchor, ic, anchor.shape[-1], PREFETCH_BYTES, "conv.prefetch")
 
 
 def _own_input_blocks(anchor: ComputeOp, ocf: int) -> bool:
