@@ -195,6 +195,38 @@ def test_conv_input_channels_in_chunks(
 
 
 @pytest.mark.parametrize(
+    "image, block, attrs",
+    [
+        ([16, 16], [2, 2], {"strides": [2, 2]}),  # MobileViTv2's patches: a transpose
+        ([9, 11], [3, 3], {"pads": [1, 1, 1, 1]}),  # overlapping, summed: a transposed conv
+        ([10, 9], [3, 2], {"strides": [2, 2], "dilations": [2, 1]}),  # rows no block reaches
+    ],
+)
+def test_col2im_compiled(image, block, attrs) -> None:
+    spans = [
+        image[a] + sum(attrs.get("pads", [0] * 4)[a :: 2])
+        - attrs.get("dilations", [1, 1])[a] * (block[a] - 1) - 1
+        for a in range(2)
+    ]  # fmt: skip
+    strides = attrs.get("strides", [1, 1])
+    length = (spans[0] // strides[0] + 1) * (spans[1] // strides[1] + 1)
+    x_shape = [2, 4 * block[0] * block[1], length]
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)
+    inits = [
+        numpy_helper.from_array(np.array(image, np.int64), "image"),
+        numpy_helper.from_array(np.array(block, np.int64), "block"),
+    ]
+    graph = helper.make_graph(
+        [node],
+        "col2im",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    _check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), x_shape)
+
+
+@pytest.mark.parametrize(
     "x_shape, w_shape, attrs",
     [
         # a UNet's upsampling: four 2x2 convs over the input, interleaved

@@ -252,6 +252,42 @@ def test_conv_transpose_every_phase_layout(
     check("ConvTranspose", {"x": f32(1, 2 * groups, *[size] * rank)}, attrs, initializers)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    block=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    strides=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    dilations=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    pads=st.tuples(*[st.integers(0, 2)] * 4),
+    image=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    channels=st.integers(1, 3),
+)
+def test_col2im(block, strides, dilations, pads, image, channels) -> None:
+    """Col2Im (torch's nn.Fold, MobileViTv2's patches back to an image) against onnxruntime:
+    overlapping blocks summed, strides, dilations, pads, rows no block reaches."""
+    spans = [image[a] + pads[a] + pads[2 + a] - dilations[a] * (block[a] - 1) - 1 for a in range(2)]
+    assume(min(spans) >= 0)
+    length = (spans[0] // strides[0] + 1) * (spans[1] // strides[1] + 1)
+    attrs = {"strides": list(strides), "dilations": list(dilations), "pads": list(pads)}
+    inputs = {"x": f32(2, channels * block[0] * block[1], length)}
+    shapes = {"image": i64(image), "block": i64(block)}
+    check("Col2Im", inputs, attrs, shapes, opset=18)
+
+
+def test_col2im_of_tiling_blocks_is_a_transpose() -> None:
+    """Blocks that tile the image (stride = block): a reshape and a transpose, no conv."""
+    attrs = {"strides": [2, 2]}
+    model = check(
+        "Col2Im",
+        {"x": f32(1, 12, 12)},
+        attrs,
+        {"image": i64([6, 8]), "block": i64([2, 2])},
+        opset=18,
+    )
+    module, _ = from_onnx(model)
+    names = {op.name for op in module.walk()}
+    assert "nnvm.transpose" in names and "nnvm.conv2d" not in names, names
+
+
 def test_conv_transpose_stride_2_runs_one_conv_per_phase() -> None:
     """A UNet's 4x4 stride-2 upsampling: four 2x2 convs over the input, no zero insertion."""
     model = check(

@@ -286,6 +286,23 @@ def _conv_transpose(ctx: NodeContext) -> list[Value | None]:
         pads = [0] * (2 * spatial)
     else:
         pads = [int(p) for p in ctx.attr("pads")]
+    return [_transposed_conv(ctx, x, w, b, groups, strides, dil, pads, out_pad)]
+
+
+def _transposed_conv(
+    ctx: NodeContext,
+    x: Value,
+    w: Value,
+    b: Value | None,
+    groups: int,
+    strides: list[int],
+    dil: list[int],
+    pads: list[int],
+    out_pad: list[int],
+) -> Value:
+    """ConvTranspose of x [N, C, spatial...] by w [C, O / g, k...] with its pads resolved."""
+    spatial = ctx.rank(x) - 2
+    kernel = list(ctx.shape(w)[2:])
     if spatial == 1:
         x = _as_2d(ctx, x)
         ci, co, k = ctx.shape(w)
@@ -298,7 +315,7 @@ def _conv_transpose(ctx: NodeContext) -> list[Value | None]:
         phases = _phase_convs(ctx, x, w, kernel, strides, dil, pads, out_pad, groups)
         if phases is not None:
             y = phases if b is None else ctx.emit("nnvm.bias_add", phases, b, axis=1)
-            return [_from_2d(ctx, y) if spatial == 1 else y]
+            return _from_2d(ctx, y) if spatial == 1 else y
     if any(s > 1 for s in strides):  # zero insertion: [N, C, S0, 1, S1, 1, ...] padded by s - 1
         interleaved = [d for size in sizes for d in (size, 1)]
         x = ctx.emit("nnvm.reshape", x, shape=[n, c, *interleaved])
@@ -319,7 +336,50 @@ def _conv_transpose(ctx: NodeContext) -> list[Value | None]:
         y = ctx.emit("nnvm.conv2d", x, wt, dilation=dil, groups=groups)
     if b is not None:
         y = ctx.emit("nnvm.bias_add", y, b, axis=1)
-    return [_from_2d(ctx, y) if spatial == 1 else y]
+    return _from_2d(ctx, y) if spatial == 1 else y
+
+
+@converter("Col2Im", attrs=("dilations", "pads", "strides"), since=18)
+def _col2im(ctx: NodeContext) -> list[Value | None]:
+    """Col2Im (torch's nn.Fold): columns [N, C * prod(block), L] of the L sliding blocks back
+    into an image [N, C, spatial...], overlapping positions summed. Blocks that tile the image
+    (a patch transformer's fold: stride = block, no dilation or padding) are a reshape and a
+    transpose; otherwise it is the transposed conv (groups C, stride, dilation, pads) whose
+    one-hot weight puts each of a block's positions in its place, with output padding for the
+    rows and columns no block reaches."""
+    x = ctx.required(0)
+    image = [int(v) for v in np.asarray(ctx.const(1, "image_shape")).reshape(-1)]
+    block = [int(v) for v in np.asarray(ctx.const(2, "block_shape")).reshape(-1)]
+    rank = len(image)
+    if rank not in (1, 2, 3) or len(block) != rank:
+        raise Unsupported(f"Col2Im over {rank} spatial axes (1 to 3 are supported)")
+    strides = [int(v) for v in ctx.attr("strides") or [1] * rank]
+    dil = [int(v) for v in ctx.attr("dilations") or [1] * rank]
+    pads = [int(v) for v in ctx.attr("pads") or [0] * (2 * rank)]
+    n, ck, length = ctx.shape(x)
+    k = math.prod(block)
+    if ck % k:
+        raise ImportShapeError(f"Col2Im: {ck} columns per block is not a multiple of {k}")
+    c = ck // k
+    spans = [image[a] + pads[a] + pads[rank + a] - dil[a] * (block[a] - 1) - 1 for a in range(rank)]
+    if min(spans) < 0:
+        raise ImportShapeError(f"Col2Im: block {block} does not fit image {image}")
+    counts = [spans[a] // strides[a] + 1 for a in range(rank)]
+    if math.prod(counts) != length:
+        raise ImportShapeError(f"Col2Im: {length} blocks given, {counts} fit image {image}")
+    y = ctx.emit("nnvm.reshape", x, shape=[n, ck, *counts])
+    tiles = strides == block and dil == [1] * rank and not any(pads)
+    if tiles and [cn * b for cn, b in zip(counts, block, strict=True)] == image:
+        y = ctx.emit("nnvm.reshape", y, shape=[n, c, *block, *counts])
+        interleave = [i for a in range(rank) for i in (2 + rank + a, 2 + a)]  # count, block
+        y = ctx.emit("nnvm.transpose", y, perm=[0, 1, *interleave])
+        return [ctx.emit("nnvm.reshape", y, shape=[n, c, *image])]
+    onehot = np.zeros((ck, 1, *block), dtype=ctx.dtype(x))
+    for pos in range(k):
+        onehot[(np.arange(c) * k + pos, 0, *np.unravel_index(pos, block))] = 1
+    w = ctx.known(onehot, tag="col2im_weight")
+    out_pad = [spans[a] % strides[a] for a in range(rank)]
+    return [_transposed_conv(ctx, y, w, None, c, strides, dil, pads, out_pad)]
 
 
 # -- matrix products -----------------------------------------------------------------------------
