@@ -201,6 +201,11 @@ def test_prelu_and_cast_like() -> None:
             (1, 2, 5, 6, 5),
             (3, 2, 3, 2, 2),
         ),  # 3-D
+        # 3-D with one pixel in height and width: one 2-D conv over [N, C, D, H*W]
+        ({"pads": [1, 0, 0, 1, 0, 0], "strides": [2, 1, 1]}, (2, 4, 7, 3, 5), (6, 4, 3, 1, 1)),
+        ({"dilations": [2, 1, 1], "group": 2}, (1, 4, 9, 2, 3), (6, 2, 3, 1, 1)),
+        ({}, (1, 3, 4, 5, 6), (2, 3, 1, 1, 1)),
+        ({"strides": [1, 2, 2]}, (1, 3, 4, 5, 6), (2, 3, 2, 1, 1)),  # spatial stride: by taps
     ],
 )
 def test_conv(attrs: dict[str, Any], x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:

@@ -112,7 +112,28 @@ def _conv3d(
     groups: int,
 ) -> Value:
     """3-D convolution as a sum over the depth taps of 2-D convolutions: tap kd convolves the
-    depth slices kd*dil, kd*dil + stride, ... (batched with N) with the weight's kd plane."""
+    depth slices kd*dil, kd*dil + stride, ... (batched with N) with the weight's kd plane.
+
+    A kernel of one pixel in height and width (a separable video net's temporal (k, 1, 1)
+    convs, pointwise (1, 1, 1) ones) moves nothing between pixels: with no spatial stride or
+    padding it is one 2-D conv over [N, C, D, H*W] with a (k, 1) kernel, reading the input as
+    it lies (no slices, transposes or sum of taps)."""
+    n, c, d, h, wd = ctx.shape(x)
+    o, ci, kd_, kh, kw = ctx.shape(w)
+    pointwise = kh == kw == 1 and strides[1:] == [1, 1] and not any(pads[1:3] + pads[4:])
+    if pointwise:
+        flat = ctx.emit("nnvm.reshape", x, shape=[n, c, d, h * wd])
+        w2 = ctx.emit("nnvm.reshape", w, shape=[o, ci, kd_, 1])
+        y = ctx.emit(
+            "nnvm.conv2d",
+            flat,
+            w2,
+            strides=[strides[0], 1],
+            padding=[pads[0], 0, pads[3], 0],
+            dilation=[dil[0], 1],
+            groups=groups,
+        )
+        return ctx.emit("nnvm.reshape", y, shape=[n, o, ctx.shape(y)[2], h, wd])
     if pads[0] or pads[3]:
         x = ctx.emit("nnvm.pad", x, pads=[0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0])
     n, c, d, h, wd = ctx.shape(x)
