@@ -5,7 +5,7 @@ python -m bench --models resnet18 --threads 1 --rounds 9
 python -m bench --neighbour           # latency with a CPU-bound neighbour process (bench/neighbour.py)
 python -m bench --kernels             # single-op kernel classes off the fast paths (bench/kernels.py)
 python -m bench --gemm --threads 1    # GEMM through build() against numpy's sgemm (bench/gemm.py)
-python -m bench --suite real          # 23 torch exports nobody tuned for (bench/real.py)
+python -m bench --suite real          # 25 torch exports nobody tuned for (bench/real.py)
 python -m bench --suite real --only vit-b16-4l gpt2-4l --threads 1
 python -m bench --suite real --neighbour  # the neighbour bench over the suite's models
 python -m bench --efficiency          # per-kernel % of the machine's roof (bench/efficiency.py)
