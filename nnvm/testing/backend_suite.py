@@ -43,6 +43,10 @@ XFAIL: dict[str, str] = {
         "onnx's checker rejects the model: its shape inference of the MeanVarianceNormalization "
         "function body fails (onnxruntime does not run the checker; the expanded test passes)"
     ),
+    r"^test_dft_inverse_(opset19_)?cpu": (
+        "the expected data holds numpy's FFT rounding, 1.9e-7 where the exact value is 0, "
+        "above the suite's atol of 1e-7 there (ours is 5.5e-15: a DFT matrix built in float64)"
+    ),
     # Model folders: values and ops outside a tensor graph.
     r"^test_sequence_model\d_": "sequence ops and values (SequenceConstruct, ...) are not imported",
     r"^test_strnorm_model_": "string tensors (StringNormalizer) are not graph-dialect types",

@@ -278,6 +278,37 @@ def test_col2im(block, strides, dilations, pads, image, channels) -> None:
     check("Col2Im", inputs, attrs, shapes, opset=18)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    signal=st.tuples(st.integers(1, 9), st.integers(1, 6)),
+    axis=st.sampled_from([1, 2, -2, -3]),
+    complex_in=st.booleans(),
+    inverse=st.booleans(),
+    onesided=st.booleans(),
+    length=st.one_of(st.none(), st.integers(1, 12)),
+    opset=st.sampled_from([17, 20]),
+)
+def test_dft(signal, axis, complex_in, inverse, onesided, length, opset) -> None:
+    """DFT (FNet's token mixing) against onnxruntime: either signal axis, real or complex
+    input, forward or inverse, one-sided, a dft_length that pads or truncates; the axis an
+    attribute at opset 17, an input from 20."""
+    assume(not (onesided and (inverse or complex_in)))  # irfft: the suite's node tests
+    if opset == 17:
+        assume(axis > 0)
+    x = f32(2, *signal, 2 if complex_in else 1)
+    inputs, names, attrs, inits = {"x": x}, ["x"], {"inverse": int(inverse)}, {}
+    attrs["onesided"] = int(onesided)
+    if length is not None:
+        inits["length"] = np.asarray(length, np.int64)
+    names.append("length" if length is not None else "")
+    if opset >= 20:
+        inits["axis"] = np.asarray(axis, np.int64)
+        names.append("axis")
+    else:
+        attrs["axis"] = axis
+    check("DFT", inputs, attrs, inits, opset=opset, node_inputs=names)
+
+
 def test_col2im_of_tiling_blocks_is_a_transpose() -> None:
     """Blocks that tile the image (stride = block): a reshape and a transpose, no conv."""
     attrs = {"strides": [2, 2]}

@@ -435,6 +435,70 @@ def _matmul(ctx: NodeContext) -> list[Value | None]:
     return [ctx.emit("nnvm.matmul", a, b)]
 
 
+@converter("DFT", attrs=("axis", "inverse", "onesided"), since=17)
+def _dft(ctx: NodeContext) -> list[Value | None]:
+    """DFT along one signal axis as one GEMM: the signal moved next to the trailing (real,
+    imaginary) axis and flattened with it, times the constant matrix of the transform's
+    cosines and sines (each output's parts in adjacent rows), which build() packs once.
+    O(m K) multiply-adds per signal where an FFT takes O(n log n): FNet's token mixing (32
+    tokens, 768 features) is small beside its feed-forward layers. dft_length pads with zeros
+    or truncates; onesided keeps the K = L // 2 + 1 non-redundant outputs of a real signal,
+    or, with inverse, takes them as input and returns the real signal of length L
+    (2 (K - 1) by default; each bin but 0 and L / 2 counts twice, for its mirror); inverse
+    scales by 1/L."""
+    x = ctx.required(0)
+    shape = list(ctx.shape(x))
+    rank = len(shape)
+    parts = shape[-1]
+    if rank < 3 or parts not in (1, 2):
+        raise ImportShapeError(f"DFT input {shape}: expected [batch, signal..., 1 or 2]")
+    if ctx.opset >= 20:
+        given = ctx.const(2, "axis") if ctx.input(2) is not None else None
+        axis = -2 if given is None else int(np.asarray(given).reshape(-1)[0])
+    else:
+        axis = int(ctx.attr("axis", 1))
+    axis = axis + rank if axis < 0 else axis
+    if not 1 <= axis <= rank - 2:
+        raise ImportShapeError(f"DFT axis {axis} is not a signal axis of {shape}")
+    inverse, onesided = ctx.flag("inverse", 0), ctx.flag("onesided", 0)
+    n = shape[axis]
+    length_in = ctx.const(1, "dft_length") if ctx.input(1) is not None else None
+    real_out = inverse and onesided  # one-sided bins in, the real signal out
+    default = 2 * (n - 1) if real_out else n
+    length = default if length_in is None else int(np.asarray(length_in).reshape(-1)[0])
+    if length < 1:
+        raise ImportShapeError(f"DFT length {length} must be positive")
+    # input samples used (the rest are zeros, or cut off), outputs, and their parts
+    m = min(n, length // 2 + 1 if real_out else length)
+    k_out = length // 2 + 1 if onesided and not inverse else length
+    out_parts = 1 if real_out else 2
+    others = [d for d in range(rank - 1) if d != axis]
+    perm = [*others, axis, rank - 1]
+    y = ctx.emit("nnvm.transpose", x, perm=perm) if perm != list(range(rank)) else x
+    if m < n:
+        y = ctx.emit("nnvm.slice", y, starts=[0], ends=[m], axes=[rank - 2], steps=[1])
+    kept = [shape[d] for d in others]
+    y = ctx.emit("nnvm.reshape", y, shape=[*kept, m * parts])
+    theta = 2 * np.pi * np.outer(np.arange(k_out), np.arange(m)) / length  # [K, m]
+    cos, sin = np.cos(theta), np.sin(theta)
+    sign = 1.0 if inverse else -1.0  # e^{sign i theta}
+    w = np.zeros((k_out, 2, m, parts))
+    w[:, 0, :, 0], w[:, 1, :, 0] = cos, sign * sin  # from the real parts
+    if parts == 2:
+        w[:, 0, :, 1], w[:, 1, :, 1] = -sign * sin, cos  # from the imaginary parts
+    if real_out:  # bins 1 .. (L - 1) // 2 stand for their mirrors too
+        bins = np.arange(m)
+        w[:, :, (bins > 0) & (2 * bins < length), :] *= 2
+    if inverse:
+        w /= length
+    w = w[:, :out_parts]
+    matrix = w.reshape(out_parts * k_out, m * parts).astype(ctx.dtype(x))
+    y = _dense(ctx, y, ctx.known(matrix, tag="dft_matrix"))
+    y = ctx.emit("nnvm.reshape", y, shape=[*kept, k_out, out_parts])
+    back = [perm.index(d) for d in range(rank)]
+    return [ctx.emit("nnvm.transpose", y, perm=back) if back != list(range(rank)) else y]
+
+
 @converter("Gemm", attrs=("alpha", "beta", "transA", "transB", "broadcast"))
 def _gemm(ctx: NodeContext) -> list[Value | None]:
     a, b, c = ctx.required(0), ctx.required(1), ctx.input(2)
