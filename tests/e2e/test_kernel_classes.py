@@ -226,6 +226,29 @@ def test_col2im_compiled(image, block, attrs) -> None:
     _check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), x_shape)
 
 
+@pytest.mark.parametrize("op", ["STFT", "DFT"])
+def test_fourier_transforms_compiled(op) -> None:
+    """STFT with a Hann window (frames by a gather, the window folded into the DFT matrix) and
+    an inverse complex DFT along the middle axis (FNet's token mixing), built and run."""
+    if op == "STFT":
+        x_shape = [2, 400, 1]
+        window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(64) / 64)
+        inits = {"step": np.asarray(16, np.int64), "window": window.astype(np.float32)}
+        node = helper.make_node("STFT", ["x", "step", "window"], ["y"])
+    else:
+        x_shape = [3, 33, 20, 2]
+        inits = {"axis": np.asarray(-3, np.int64)}
+        node = helper.make_node("DFT", ["x", "", "axis"], ["y"], inverse=1)
+    graph = helper.make_graph(
+        [node],
+        op.lower(),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    _check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), x_shape)
+
+
 @pytest.mark.parametrize(
     "x_shape, w_shape, attrs",
     [

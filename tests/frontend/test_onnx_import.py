@@ -309,6 +309,33 @@ def test_dft(signal, axis, complex_in, inverse, onesided, length, opset) -> None
     check("DFT", inputs, attrs, inits, opset=opset, node_inputs=names)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    samples=st.integers(4, 40),
+    step=st.integers(1, 6),
+    length=st.integers(2, 12),
+    window=st.sampled_from(["none", "hann", "length only"]),
+    complex_in=st.booleans(),
+    onesided=st.booleans(),
+)
+def test_stft(samples, step, length, window, complex_in, onesided) -> None:
+    """STFT (an audio model's in-graph spectrogram) against onnxruntime: frames by a gather,
+    one GEMM with the window folded into the DFT matrix."""
+    assume(length <= samples and not (onesided and complex_in))
+    x = f32(2, samples, 2 if complex_in else 1)
+    inits = {"step": np.asarray(step, np.int64)}
+    names = ["x", "step", "", ""]
+    if window == "hann":
+        inits["window"] = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(length) / length)).astype(
+            np.float32
+        )
+        names[2] = "window"
+    if window != "hann" or length % 2:
+        inits["length"] = np.asarray(length, np.int64)
+        names[3] = "length"
+    check("STFT", {"x": x}, {"onesided": int(onesided)}, inits, opset=17, node_inputs=names)
+
+
 def test_col2im_of_tiling_blocks_is_a_transpose() -> None:
     """Blocks that tile the image (stride = block): a reshape and a transpose, no conv."""
     attrs = {"strides": [2, 2]}

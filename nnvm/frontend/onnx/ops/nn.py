@@ -479,6 +479,19 @@ def _dft(ctx: NodeContext) -> list[Value | None]:
         y = ctx.emit("nnvm.slice", y, starts=[0], ends=[m], axes=[rank - 2], steps=[1])
     kept = [shape[d] for d in others]
     y = ctx.emit("nnvm.reshape", y, shape=[*kept, m * parts])
+    matrix = _dft_matrix(k_out, m, length, parts, inverse, real_out)
+    y = _dense(ctx, y, ctx.known(matrix.astype(ctx.dtype(x)), tag="dft_matrix"))
+    y = ctx.emit("nnvm.reshape", y, shape=[*kept, k_out, out_parts])
+    back = [perm.index(d) for d in range(rank)]
+    return [ctx.emit("nnvm.transpose", y, perm=back) if back != list(range(rank)) else y]
+
+
+def _dft_matrix(
+    k_out: int, m: int, length: int, parts: int, inverse: bool = False, real_out: bool = False
+) -> np.ndarray:
+    """[out_parts * k_out, m * parts] (float64): row 2k + d gives part d (real, imaginary) of
+    output k of a length-`length` DFT from m input samples of `parts` parts each (column
+    j * parts + c); `real_out`: one real row per output, one-sided bins in (see `_dft`)."""
     theta = 2 * np.pi * np.outer(np.arange(k_out), np.arange(m)) / length  # [K, m]
     cos, sin = np.cos(theta), np.sin(theta)
     sign = 1.0 if inverse else -1.0  # e^{sign i theta}
@@ -491,12 +504,50 @@ def _dft(ctx: NodeContext) -> list[Value | None]:
         w[:, :, (bins > 0) & (2 * bins < length), :] *= 2
     if inverse:
         w /= length
-    w = w[:, :out_parts]
-    matrix = w.reshape(out_parts * k_out, m * parts).astype(ctx.dtype(x))
-    y = _dense(ctx, y, ctx.known(matrix, tag="dft_matrix"))
-    y = ctx.emit("nnvm.reshape", y, shape=[*kept, k_out, out_parts])
-    back = [perm.index(d) for d in range(rank)]
-    return [ctx.emit("nnvm.transpose", y, perm=back) if back != list(range(rank)) else y]
+    out_parts = 1 if real_out else 2
+    return w[:, :out_parts].reshape(out_parts * k_out, m * parts)
+
+
+@converter("STFT", attrs=("onesided",), since=17)
+def _stft(ctx: NodeContext) -> list[Value | None]:
+    """STFT: the frames gathered from the signal ([B, frames, frame_length, parts], one
+    gather by a constant index), then one GEMM with the DFT matrix whose columns carry the
+    window (a window known at import is folded into it; one computed at run time multiplies
+    the frames first). Output [B, frames, bins, 2], bins = frame_length // 2 + 1 if onesided."""
+    x = ctx.required(0)
+    batch, samples, parts = ctx.shape(x)
+    if parts not in (1, 2):
+        raise ImportShapeError(f"STFT signal {[batch, samples, parts]}: expected [B, S, 1 or 2]")
+    step = int(np.asarray(ctx.const(1, "frame_step")).reshape(-1)[0])
+    window = ctx.input(2)
+    given = ctx.const(3, "frame_length") if ctx.input(3) is not None else None
+    if given is not None:
+        length = int(np.asarray(given).reshape(-1)[0])
+    else:
+        length = ctx.shape(window)[0] if window is not None else samples
+    if window is not None and ctx.shape(window) != (length,):
+        raise ImportShapeError(f"STFT window {ctx.shape(window)} is not [{length}]")
+    if step < 1 or not 1 <= length <= samples:
+        raise ImportShapeError(f"STFT frame {length} (step {step}) over {samples} samples")
+    onesided = ctx.flag("onesided", 1)
+    if onesided and parts == 2:
+        raise Unsupported("a one-sided STFT of a complex signal")
+    frames = (samples - length) // step + 1
+    index = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
+    y = ctx.emit("nnvm.gather", x, ctx.known(index.astype(np.int64), tag="frames"), axis=1)
+    taper = None
+    if isinstance(window, Known):
+        taper = np.asarray(window.array, dtype=np.float64)
+    elif window is not None:  # computed at run time: [L] -> [L, 1] against [B, F, L, P]
+        w2 = ctx.emit("nnvm.reshape", window, shape=[length, 1])
+        y = ctx.emit("nnvm.mul", y, w2)
+    y = ctx.emit("nnvm.reshape", y, shape=[batch, frames, length * parts])
+    bins = length // 2 + 1 if onesided else length
+    matrix = _dft_matrix(bins, length, length, parts)
+    if taper is not None:
+        matrix = matrix * np.repeat(taper, parts)[None, :]
+    y = _dense(ctx, y, ctx.known(matrix.astype(ctx.dtype(x)), tag="stft_matrix"))
+    return [ctx.emit("nnvm.reshape", y, shape=[batch, frames, bins, 2])]
 
 
 @converter("Gemm", attrs=("alpha", "beta", "transA", "transB", "broadcast"))
