@@ -63,6 +63,7 @@ def check(
     n_out: int = 1,
     opset: int = 17,
     node_inputs: Sequence[str] | None = None,
+    atol: float = ATOL,
 ) -> onnx.ModelProto:
     """One node, run by onnxruntime and by from_onnx + the reference executor."""
     outs = [f"out{k}" for k in range(n_out)]
@@ -77,7 +78,7 @@ def check(
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
         if w.dtype.kind == "f":
-            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=atol)
         else:
             np.testing.assert_array_equal(g, w)
     return model
@@ -306,7 +307,8 @@ def test_dft(signal, axis, complex_in, inverse, onesided, length, opset) -> None
         names.append("axis")
     else:
         attrs["axis"] = axis
-    check("DFT", inputs, attrs, inits, opset=opset, node_inputs=names)
+    # sums of up to 2 x 12 products of normal samples: onnxruntime's FFT rounds to ~3e-6
+    check("DFT", inputs, attrs, inits, opset=opset, node_inputs=names, atol=1e-4)
 
 
 @settings(max_examples=30, deadline=None)
@@ -333,7 +335,9 @@ def test_stft(samples, step, length, window, complex_in, onesided) -> None:
     if window != "hann" or length % 2:
         inits["length"] = np.asarray(length, np.int64)
         names[3] = "length"
-    check("STFT", {"x": x}, {"onesided": int(onesided)}, inits, opset=17, node_inputs=names)
+    # as for DFT: onnxruntime's FFT rounds to ~3e-6 (2.4e-6 where the exact value is 0)
+    attrs = {"onesided": int(onesided)}
+    check("STFT", {"x": x}, attrs, inits, opset=17, node_inputs=names, atol=1e-4)
 
 
 def test_col2im_of_tiling_blocks_is_a_transpose() -> None:
