@@ -141,9 +141,10 @@ def compare(
     max_err = 0.0
     for got, want in zip(ours, theirs, strict=True):
         # atol scales with the output: 100 layers of float32 sums in another order (Inception
-        # v3's logits) differ by a few 1e-4 of the largest value
+        # v3's logits) differ by a few 1e-4 of the largest value; 150 (ResNet-152's) by 4e-4:
+        # ours, onnxruntime and the numpy reference executor each 7e-4 apart at scale 1.8
         scale = float(np.max(np.abs(want))) if want.size else 1.0
-        atol = max(1e-4, 1e-4 * scale)
+        atol = max(1e-4, 5e-4 * scale)
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-3, atol=atol):
             raise AssertionError(
                 f"{name}: our output differs from onnxruntime (max abs error "
