@@ -92,6 +92,20 @@ def test_transcendentals_over_rows_of_any_length(op, length) -> None:
     _check(_model(node, x_shape, {}), x_shape)
 
 
+def test_attention_scores_written_row_by_row() -> None:
+    """q . k^T over a short head dimension writes a large output from a right operand that
+    stays in L2: its row tiles run outermost, each sweeping every column panel (whole
+    output rows while they are in cache). The schedule says so, and the product is right."""
+    from nnvm.tune.task import extract_tasks
+
+    x_shape = [1, 4, 750, 64]
+    node = helper.make_node("MatMul", ["x", "kt"], ["y"])
+    model = _model(node, x_shape, {"kt": [1, 4, 64, 750]})
+    (task,) = [t for t in extract_tasks(*from_onnx(model)) if "matmul" in t.name]
+    assert task.default_config["matmul.block_tiles"] == 1, task.default_config
+    _check(model, x_shape)
+
+
 @pytest.mark.parametrize(
     "channels, groups, hw, kernel, stride, dilation",
     [

@@ -54,6 +54,15 @@ PREFETCH_BYTES = 4096
 """How far ahead of the depth loop of a depth-blocked matmul its column panel is prefetched (a
 software prefetch a few hundred cycles before the row is read: the hardware's streamers
 start over at each 4 KiB page and keep few lines in flight for one stream)."""
+RESIDENT_RIGHT_BYTES = 512 * 1024
+ROW_MAJOR_OUTPUT_BYTES = 4 * 1024 * 1024
+"""A matmul whose right operand stays in L2 (at most RESIDENT_RIGHT_BYTES) and whose output
+is large (ROW_MAJOR_OUTPUT_BYTES or more: attention scores, q . k^T over a short head
+dimension) runs its row tiles outermost, each tile sweeping every column panel, instead of
+every row tile on one panel at a time: the output is written row by row, each line whole
+while it is in cache, where a panel's tiles wrote 128-byte pieces of rows 3000 bytes apart.
+Whisper's 750-frame attention scores (4 x 750 x 64 . 64 x 750) 5.7 -> 2.9 ms in the model
+(2.6 -> 2.15 ms alone); the right operand is read from L2 by every tile either way."""
 GEMV_ROWS = 2
 """Rows up to which a matmul is a GEMV: its register tile is one row of 8 vectors (or 4), and
 its weights are not prefetched: it reads them as one sequential stream per panel, which the
@@ -117,6 +126,9 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     tile_bytes = max(mf * depth * elt_bytes, 1)  # K may be 0
     tiles = -(-m // mf)
     per_block = max(1, min(tiles, ROW_BLOCK_BYTES // tile_bytes))
+    out_bytes = math.prod(anchor.shape) * elt_bytes
+    if depth * n * elt_bytes <= RESIDENT_RIGHT_BYTES and out_bytes >= ROW_MAJOR_OUTPUT_BYTES:
+        per_block = 1  # row tiles outermost: each writes whole output rows, panel by panel
     per_block = s.knob("matmul.block_tiles", _powers_up_to(tiles), per_block)
     p = s.prims
     p.append(TileOp.make(e, [i, j], [mf, nf], [f"{i}.o", f"{j}.o", f"{i}.i", f"{j}.i"]))
