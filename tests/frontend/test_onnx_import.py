@@ -340,6 +340,41 @@ def test_stft(samples, step, length, window, complex_in, onesided) -> None:
     check("STFT", {"x": x}, attrs, inits, opset=17, node_inputs=names, atol=1e-4)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    op=st.sampled_from(["DFT", "STFT", "Col2Im"]),
+    ints=st.lists(st.integers(-2, 9), min_size=12, max_size=12),
+    sizes=st.tuples(st.integers(1, 4), st.integers(1, 24), st.integers(1, 3)),
+)
+def test_fourier_and_col2im_bad_values_are_user_errors(op, ints, sizes) -> None:
+    """Axes, lengths, steps, blocks, strides, dilations and pads anywhere in [-2, 9]: the
+    import succeeds or refuses with a UserError (a clear message, exit 1), never another
+    exception (a zero block or stride was a ZeroDivisionError)."""
+    batch, length, parts = sizes
+    inits: dict[str, np.ndarray] = {}
+    attrs: dict[str, Any] = {}
+    if op == "DFT":
+        names = ["x", "len", "axis"]
+        inits = {"len": np.asarray(ints[0], np.int64), "axis": np.asarray(ints[1], np.int64)}
+        attrs = {"inverse": ints[2] % 2, "onesided": ints[3] % 2}
+        x_shape, opset = [batch, length, parts], 20
+    elif op == "STFT":
+        names = ["x", "step", "", "frame"]
+        inits = {"step": np.asarray(ints[0], np.int64), "frame": np.asarray(ints[1], np.int64)}
+        x_shape, opset = [batch, length, parts], 17
+    else:
+        names = ["x", "image", "block"]
+        inits = {"image": np.asarray(ints[0:2], np.int64), "block": np.asarray(ints[2:4], np.int64)}
+        attrs = {"strides": ints[4:6], "dilations": ints[6:8], "pads": ints[8:12]}
+        x_shape, opset = [batch, length, parts * 4], 18
+    node = helper.make_node(op, names, ["y"], **attrs)
+    model = make_model([node], {"x": f32(*x_shape)}, ["y"], inits, opset)
+    try:
+        from_onnx(model)
+    except UserError:
+        pass
+
+
 def test_col2im_of_tiling_blocks_is_a_transpose() -> None:
     """Blocks that tile the image (stride = block): a reshape and a transpose, no conv."""
     attrs = {"strides": [2, 2]}

@@ -377,6 +377,18 @@ def _col2im(ctx: NodeContext) -> list[Value | None]:
     strides = [int(v) for v in ctx.attr("strides") or [1] * rank]
     dil = [int(v) for v in ctx.attr("dilations") or [1] * rank]
     pads = [int(v) for v in ctx.attr("pads") or [0] * (2 * rank)]
+    if len(strides) != rank or len(dil) != rank or len(pads) != 2 * rank:
+        raise ImportShapeError(
+            f"Col2Im over {rank} axes: {len(strides)} strides, {len(dil)} dilations, "
+            f"{len(pads)} pads"
+        )
+    if min(image + block + strides + dil) < 1 or min(pads) < 0:
+        raise ImportShapeError(
+            f"Col2Im: image {image}, block {block}, strides {strides} and dilations {dil} "
+            f"must be positive, pads {pads} not negative"
+        )
+    if ctx.rank(x) != 3:
+        raise ImportShapeError(f"Col2Im input {list(ctx.shape(x))}: expected [N, C * block, L]")
     n, ck, length = ctx.shape(x)
     k = math.prod(block)
     if ck % k:
