@@ -25,7 +25,6 @@ PIPELINES: dict[int, tuple[str, ...]] = {
         # once more: a Conv1d is reshape, conv2d, reshape, and its activation lies between two
         # blocked convs only once the reshapes cancel (docs/design.md, "Reshapes move down")
         "alter-layout",
-        "alter-layout",
         "fold-constants",
         "fuse",
         "cse",
