@@ -31,12 +31,11 @@ from collections.abc import Container, Iterable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-_INDEX = IndexType()
 _LOADS = (memref.LoadOp, vector.LoadOp)
 _STORES = (memref.StoreOp, vector.StoreOp)
 
@@ -89,21 +88,10 @@ _PURE_INDEX = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSI
                arith.RemUIOp, arith.MaxSIOp, arith.MinSIOp, arith.IndexCastOp)  # fmt: skip
 
 
-def _inside(op: Operation, loop: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if parent is loop:
-            return True
-        parent = parent.parent_op()
-    return False
-
-
 def _defined_inside(v: SSAValue, loop: Operation) -> bool:
-    owner = v.owner
-    if isinstance(owner, Block):
-        parent = owner.parent_op()
-        return parent is not None and (parent is loop or _inside(parent, loop))
-    return _inside(owner, loop)
+    """`v` is the loop's block argument or the result of an op nested in it (the loop's own
+    results are never an index inside it)."""
+    return loop.is_ancestor(v.owner)
 
 
 def _combine(a: Form, b: Form, sign: int = 1) -> Form:
@@ -146,11 +134,11 @@ def _form(v: SSAValue, loop: Operation, memo: dict[SSAValue, Form | None]) -> Fo
                 elif not a[0]:
                     result = _scale(b, a[1])
                 else:
-                    result = ((((op.name, a, b)), 1),), 0
+                    result = (((op.name, a, b), 1),), 0
         elif isinstance(op, _PURE_INDEX):
             forms = [_form(x, loop, memo) for x in op.operands]
             if None not in forms:
-                result = ((((op.name, *forms)), 1),), 0
+                result = (((op.name, *forms), 1),), 0
     memo[v] = result
     return result
 
