@@ -111,9 +111,10 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
             _conv2d_nchwc_small(s, anchor, a, e, ocf)
             return
     if not depthwise and len(anchor.reduce_names) == 4 and not dot_packed(anchor):
-        chunk = _depth_block(s, anchor, ocf, rows)
+        block_rows = _block_rows(anchor, ocf, rows)
+        chunk = _depth_block(s, anchor, ocf, rows, block_rows)
         if chunk:
-            _conv2d_nchwc_depth_blocked(s, anchor, a, e, (ocf, rows, owf), chunk)
+            _conv2d_nchwc_depth_blocked(s, anchor, a, e, (ocf, rows, owf), chunk, block_rows)
             return
     p = s.prims
     p.append(SplitOp.make(e, w, owf, None, f"{w}.o", f"{w}.i"))
@@ -158,7 +159,15 @@ def _element_bytes(anchor: ComputeOp) -> int:
     return max(element_bits(anchor.element_type) // 8, 1)
 
 
-def _depth_block(s: KernelScheduler, anchor: ComputeOp, ocf: int, rows: int) -> int:
+def _input_rows(anchor: ComputeOp, out_rows: int, h_in: int) -> int:
+    """Rows of an input `h_in` high that `out_rows` output rows of a conv read."""
+    oh, kh = anchor.shape[2], anchor.reduce_shape[1]
+    return min(h_in, -(-out_rows * h_in // oh) + kh - 1)
+
+
+def _depth_block(
+    s: KernelScheduler, anchor: ComputeOp, ocf: int, rows: int, block_rows: int
+) -> int:
     """Input channel blocks a chunk of a dense NCHWc conv's reduction (the knob
     `conv.depth_block`; 0: no chunks). Chunks where the one-pass nest's reuse does not fit in
     L2: a tile's weights (read again by every tile of its channel blocks) and the input rows
@@ -171,29 +180,26 @@ def _depth_block(s: KernelScheduler, anchor: ComputeOp, ocf: int, rows: int) -> 
     one-pass nest's reuse fits, chunks cost: ResNet-50's 3x3 512 -> 512 at 7x7 (0.7 MB)
     1.59 -> 1.99 ms; so did two chunks of 8 blocks (VGG-11's 3x3 256 -> 256 at 56x56, 24.3 ->
     26.0 ms)."""
-    icb, kh, kw, lanes_in = anchor.reduce_shape
+    icb, lanes_in = anchor.reduce_shape[0], anchor.reduce_shape[3]
     reads = product_reads(anchor)
     if reads is None:
         return 0
     image = reads[0].tensor.type
     assert isinstance(image, TensorType)
     h_in, w_in = image.get_shape()[2:4]
-    oh = anchor.shape[2]
-    size = _element_bytes(anchor)
 
     def input_bytes(out_rows: int, blocks: int) -> int:
-        in_rows = min(h_in, -(-out_rows * h_in // oh) + kh - 1)
-        return in_rows * w_in * blocks * lanes_in * size
+        in_rows = _input_rows(anchor, out_rows, h_in)
+        return in_rows * w_in * blocks * lanes_in * _element_bytes(anchor)
 
-    row_tiles = -(-oh // rows)
+    row_tiles = -(-anchor.shape[2] // rows)
     groups = [g for g in range(1, row_tiles + 1) if row_tiles % g == 0]
-    group_rows = min(oh, _row_group(anchor, ocf, rows, groups) * rows)
+    group_rows = _row_group(anchor, ocf, rows, groups) * rows
     block_tiles = -(-anchor.shape[1] // ocf)  # the input rows are read again by each
     one_pass = _tile_weight_bytes(anchor, ocf) + (
         input_bytes(group_rows, icb) if block_tiles > 1 else 0
     )
-    weights = ocf * kh * kw * anchor.shape[-1] * lanes_in * size
-    per_block = weights + input_bytes(_block_rows(anchor, ocf, rows), 1)
+    per_block = _tile_weight_bytes(anchor, ocf) // icb + input_bytes(block_rows, 1)
     options = [c for c in (8, 16, 32) if 4 * c <= icb]  # fewer chunks did not pay
     fit = [c for c in options if c * per_block <= L2_BYTES // 2]
     wanted = one_pass > L2_BYTES and fit
@@ -226,6 +232,7 @@ def _conv2d_nchwc_depth_blocked(
     e: str,
     tile: tuple[int, int, int],
     chunk: int,
+    block_rows: int,
 ) -> None:
     """A dense NCHWc conv with its input channels in chunks of `chunk` blocks (GotoBLAS's kc
     for convs): the accumulators of a block of output rows (all their register tiles of `ocf`
@@ -233,14 +240,15 @@ def _conv2d_nchwc_depth_blocked(
     rows stay in L2 while every tile of the rows uses them, where one tile's whole reduction
     otherwise streamed its weights from L3 on every tile. (n, row blocks, channel-block tiles)
     are the parallel loop; hoist-loop-invariant-accesses keeps each tile's accumulators in
-    registers through a chunk. `tile`: (channel blocks, rows, columns) of the register tile."""
+    registers through a chunk. `tile`: (channel blocks, rows, columns) of the register tile;
+    `block_rows`: the default height of a block of rows (the knob `conv.block_rows`)."""
     n, cb, h, w, c = s.axes(e)
     an, acb, ah, aw, ac = anchor.spatial_names
     icb, kh, kw, ic = anchor.reduce_names
     ocf, tile_rows, owf = tile
     oh = anchor.shape[2]
     options = _block_row_options(oh, tile_rows)
-    block = s.knob("conv.block_rows", options, _block_rows(anchor, ocf, tile_rows))
+    block = s.knob("conv.block_rows", options, block_rows)
     p = s.prims
     p.append(SplitOp.make(e, cb, ocf, None, f"{cb}.o", f"{cb}.i"))
     p.append(SplitOp.make(e, h, block, None, f"{h}.g", f"{h}.r"))
@@ -299,18 +307,15 @@ def _row_group(anchor: ComputeOp, ocf: int, rows: int, groups: Sequence[int]) ->
         return groups[-1]
     image, weights = (r.tensor.type for r in reads)
     assert isinstance(image, TensorType) and isinstance(weights, TensorType)
-    size = max(element_bits(anchor.element_type) // 8, 1)
+    size = _element_bytes(anchor)
     w_bytes = math.prod(weights.get_shape()) * size
     shape = image.get_shape()
-    icb, kh = anchor.reduce_shape[0], anchor.reduce_shape[1]
-    row_bytes = icb * math.prod(shape[3:]) * size  # one image's (batch outermost)
-    oh, h_in = anchor.shape[2], shape[2]
+    row_bytes = anchor.reduce_shape[0] * math.prod(shape[3:]) * size  # one image's
     block_tiles = -(-anchor.shape[1] // ocf)
     n_row_tiles = groups[-1]
 
     def traffic(g: int) -> float:
-        in_rows = min(h_in, -(-g * rows * h_in // oh) + kh - 1)
-        image_bytes = row_bytes * in_rows
+        image_bytes = row_bytes * _input_rows(anchor, g * rows, shape[2])
         n_groups = n_row_tiles // g
         if n_groups == 1:  # channel-block tiles outermost
             fits = image_bytes + w_bytes / block_tiles <= L2_BYTES * 7 // 8
