@@ -155,6 +155,12 @@ class NodeContext:
         assert isinstance(v, SSAValue)
         raise NeedsKnownValue(f"input #{k} ({what}) must be known at import time", v)
 
+    def int_const(self, k: int, what: str) -> int | None:
+        """Input k, a scalar known at import time (its first element), as an int; None when
+        absent."""
+        array = self.const(k, what)
+        return None if array is None else int(np.asarray(array).reshape(-1)[0])
+
     def shape(self, v: Value) -> tuple[int, ...]:
         return shape_of(v)
 

@@ -29,9 +29,8 @@ def _one_hot(ctx: NodeContext) -> list[Value | None]:
     """values[1] where the (wrapped) index equals the position on the new axis, else values[0];
     indices outside [-depth, depth) select nothing."""
     indices, values = ctx.required(0), ctx.required(2)
-    depth_arr = ctx.const(1, "depth")
-    assert depth_arr is not None
-    depth = int(np.asarray(depth_arr).reshape(-1)[0])
+    depth = ctx.int_const(1, "depth")
+    assert depth is not None
     if depth < 0:
         raise Unsupported(f"depth must be non-negative, got {depth}")
     if ctx.shape(values) != (2,):
@@ -57,8 +56,8 @@ def _one_hot(ctx: NodeContext) -> list[Value | None]:
 def _trilu(ctx: NodeContext) -> list[Value | None]:
     """Keep the upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes."""
     x = ctx.required(0)
-    k_arr = ctx.const(1, "k")
-    k = 0 if k_arr is None else int(np.asarray(k_arr).reshape(-1)[0])
+    k_given = ctx.int_const(1, "k")
+    k = 0 if k_given is None else k_given
     shape = ctx.shape(x)
     if len(shape) < 2:
         raise Unsupported(f"the input must have rank >= 2, got {len(shape)}")

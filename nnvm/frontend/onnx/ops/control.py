@@ -28,9 +28,8 @@ def _if(ctx: NodeContext) -> list[Value | None]:
 @converter("Loop", attrs=("body",))
 def _loop(ctx: NodeContext) -> list[Value | None]:
     body = ctx.attr("body")
-    trip = ctx.const(0, "M")
+    trips = ctx.int_const(0, "M")
     cond_v = ctx.const(1, "cond")
-    trips = None if trip is None else int(np.asarray(trip).reshape(-1)[0])
     cond = True if cond_v is None else bool(np.asarray(cond_v).reshape(-1)[0])
     if trips is None and cond_v is None:
         raise Unsupported("a loop with neither a trip count nor a condition never ends")

@@ -465,8 +465,8 @@ def _dft(ctx: NodeContext) -> list[Value | None]:
     if rank < 3 or parts not in (1, 2):
         raise ImportShapeError(f"DFT input {shape}: expected [batch, signal..., 1 or 2]")
     if ctx.opset >= 20:
-        given = ctx.const(2, "axis") if ctx.input(2) is not None else None
-        axis = -2 if given is None else int(np.asarray(given).reshape(-1)[0])
+        given = ctx.int_const(2, "axis")
+        axis = -2 if given is None else given
     else:
         axis = int(ctx.attr("axis", 1))
     axis = axis + rank if axis < 0 else axis
@@ -474,10 +474,10 @@ def _dft(ctx: NodeContext) -> list[Value | None]:
         raise ImportShapeError(f"DFT axis {axis} is not a signal axis of {shape}")
     inverse, onesided = ctx.flag("inverse", 0), ctx.flag("onesided", 0)
     n = shape[axis]
-    length_in = ctx.const(1, "dft_length") if ctx.input(1) is not None else None
+    length_in = ctx.int_const(1, "dft_length")
     real_out = inverse and onesided  # one-sided bins in, the real signal out
     default = 2 * (n - 1) if real_out else n
-    length = default if length_in is None else int(np.asarray(length_in).reshape(-1)[0])
+    length = default if length_in is None else length_in
     if length < 1:
         raise ImportShapeError(f"DFT length {length} must be positive")
     # input samples used (the rest are zeros, or cut off), outputs, and their parts
@@ -530,11 +530,13 @@ def _stft(ctx: NodeContext) -> list[Value | None]:
     batch, samples, parts = ctx.shape(x)
     if parts not in (1, 2):
         raise ImportShapeError(f"STFT signal {[batch, samples, parts]}: expected [B, S, 1 or 2]")
-    step = int(np.asarray(ctx.const(1, "frame_step")).reshape(-1)[0])
+    step = ctx.int_const(1, "frame_step")
+    if step is None:
+        raise Unsupported("STFT's frame_step is missing")
     window = ctx.input(2)
-    given = ctx.const(3, "frame_length") if ctx.input(3) is not None else None
+    given = ctx.int_const(3, "frame_length")
     if given is not None:
-        length = int(np.asarray(given).reshape(-1)[0])
+        length = given
     else:
         length = ctx.shape(window)[0] if window is not None else samples
     if window is not None and ctx.shape(window) != (length,):
