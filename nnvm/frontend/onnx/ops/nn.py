@@ -136,8 +136,7 @@ def _conv3d(
         return ctx.emit("nnvm.reshape", y, shape=[n, o, ctx.shape(y)[2], h, wd])
     if pads[0] or pads[3]:
         x = ctx.emit("nnvm.pad", x, pads=[0, 0, pads[0], 0, 0, 0, 0, pads[3], 0, 0])
-    n, c, d, h, wd = ctx.shape(x)
-    o, ci, kd_, kh, kw = ctx.shape(w)
+    d = ctx.shape(x)[2]  # the depth padded
     od = (d - dil[0] * (kd_ - 1) - 1) // strides[0] + 1
     if od < 1:
         raise Unsupported("the depth window does not fit the input")
