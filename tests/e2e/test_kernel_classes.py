@@ -29,6 +29,19 @@ def _model(node, x_shape, weights):
     return single_op(node, x_shape, weights, scale=0.1, seed=3)
 
 
+def _model_with_consts(node, x_shape, consts: dict[str, np.ndarray], opset: int):
+    """A model of one node over float input "x" and the given constants (any dtype), output
+    "y" untyped: for ops whose other inputs are shapes, steps or windows, not weights."""
+    graph = helper.make_graph(
+        [node],
+        node.op_type.lower(),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def _check(model, x_shape) -> None:
     x = np.random.default_rng(4).standard_normal(x_shape).astype(np.float32)
     module, params = from_onnx(model)
@@ -226,18 +239,8 @@ def test_col2im_compiled(image, block, attrs) -> None:
     length = (spans[0] // strides[0] + 1) * (spans[1] // strides[1] + 1)
     x_shape = [2, 4 * block[0] * block[1], length]
     node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)
-    inits = [
-        numpy_helper.from_array(np.array(image, np.int64), "image"),
-        numpy_helper.from_array(np.array(block, np.int64), "block"),
-    ]
-    graph = helper.make_graph(
-        [node],
-        "col2im",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    _check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), x_shape)
+    consts = {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}
+    _check(_model_with_consts(node, x_shape, consts, opset=18), x_shape)
 
 
 @pytest.mark.parametrize("op", ["STFT", "DFT"])
@@ -253,14 +256,7 @@ def test_fourier_transforms_compiled(op) -> None:
         x_shape = [3, 33, 20, 2]
         inits = {"axis": np.asarray(-3, np.int64)}
         node = helper.make_node("DFT", ["x", "", "axis"], ["y"], inverse=1)
-    graph = helper.make_graph(
-        [node],
-        op.lower(),
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()],
-    )
-    _check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), x_shape)
+    _check(_model_with_consts(node, x_shape, inits, opset=20), x_shape)
 
 
 @pytest.mark.parametrize(
