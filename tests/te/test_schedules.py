@@ -343,3 +343,25 @@ def test_a_gemv_keeps_one_stream() -> None:
     assert task is not None
     assert task.default_config.get("matmul.streams", 1) == 1
     check(parse(text), atol=1e-4)
+
+
+@pytest.mark.parametrize("m, tile", [(29, 10), (32, 11), (42, 14), (17, 9)])
+def test_three_row_tiles_are_balanced_and_block_their_depth(m: int, tile: int) -> None:
+    """Up to three row tiles (LLaMA's 29 tokens, GPT-2's 32) take tiles of nearly equal
+    height and a depth-blocked nest in one stream: 29 rows run as 10 + 10 + 9, not 14 + 14 + 1.
+    The product keeps its values with every tile height a knob allows."""
+    from nnvm.support.target import parse_target
+    from nnvm.tune.space import TaskSpace
+    from nnvm.tune.task import kernel_task
+
+    text = FEW_ROWS_MATMUL.replace("16x", f"{m}x")
+    module = parse(text)
+    LowerToTE().apply(CTX, module)
+    task = kernel_task(parse_target("llvm"), "k", module, text)
+    assert task is not None
+    assert task.default_config["matmul.rows"] == tile
+    assert task.default_config["matmul.depth_block"] > 0
+    assert task.default_config.get("matmul.streams", 1) == (2 if -(-m // tile) <= 2 else 1)
+    space = TaskSpace(task)
+    for rows in {tile, 14, 5}:
+        check(parse(text), schedule=space.make({"matmul.rows": rows}).schedule, atol=1e-4)

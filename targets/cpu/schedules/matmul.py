@@ -68,9 +68,17 @@ GEMV_ROWS = 2
 its weights are not prefetched: it reads them as one sequential stream per panel, which the
 hardware's prefetchers follow (with the weight in cache, 768 . 768x768 51 -> 46 us; from memory,
 3072 . 3072x3072 1.33 / 1.35 ms with / without, within noise; an LSTM's steps alike)."""
-FEW_ROW_TILES = 2
-"""Row tiles up to which a matmul blocks its reduction at any depth (see `matmul`). Measured
-with three (LLaMA's 29 tokens: 14 + 14 + 1 rows), the blocked nest was 6% slower end to end."""
+FEW_ROW_TILES = 3
+"""Row tiles up to which a matmul blocks its reduction at any depth (see `matmul`), its tiles
+of (nearly) equal height (`balanced_row_tile`). With three tiles of 14 + 14 + 1 rows (LLaMA's
+29 tokens) the blocked nest was 6% slower end to end; with 10 + 10 + 9 it is faster. With the
+weights flushed (the weights of a model's layer are out of cache when it runs again), GPT-2's
+32 x 512 . 512 x 2048 + GELU 0.69 -> 0.60 ms, its 32 x 2048 . 2048 x 512 0.70 -> 0.59,
+LLaMA's 29 x 512 . 512 x 1376 + SiLU gate 0.48 -> 0.38, 29 x 512 . 512 x 512 0.17 -> 0.15."""
+STREAMED_TILES = 2
+"""Row tiles up to which a few-tile matmul streams its depth in parts (see STREAMS): with
+three, two streams were slower in three of four projections of GPT-2 and LLaMA (0.57 -> 0.64
+ms on GPT-2's 32 x 512 . 512 x 2048, weights flushed)."""
 BLOCK_TILES = 32
 """Row tiles of one block of a depth-blocked matmul: their accumulators (32 x 6 x 16 floats,
 12 KiB) live in a buffer across the depth blocks."""
@@ -97,8 +105,10 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     widths = [v * vec for v in (1, 2, 4) if v * vec < n and v <= budget]
     nf = s.knob("matmul.cols", [*widths, *([n] if n <= 4 * vec else [])], nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
-    mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), row_tile(m, rows))
     depth = math.prod(anchor.reduce_shape)
+    few = len(anchor.reduce_names) == 1 and depth >= 2 * vec and -(-m // rows) <= FEW_ROW_TILES
+    mf = balanced_row_tile(m, rows) if few else row_tile(m, rows)
+    mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), mf)
     elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
     if len(anchor.reduce_names) == 1 and depth >= 2 * vec:
@@ -116,7 +126,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
         if kc:
             # not a GEMV's: an LSTM's, its weights in L2 for every step, ran 3-6% slower
-            two = few_tiles and m > 2 and depth % (STREAMS * kc) == 0
+            two = -(-m // mf) <= STREAMED_TILES and m > 2 and depth % (STREAMS * kc) == 0
             streams = STREAMS if two else 1
             ways = [1, *(w for w in (2, 4) if depth % (w * kc) == 0)]
             if len(ways) > 1:
@@ -201,6 +211,14 @@ def row_tile(m: int, rows: int) -> int:
     tiles of 4."""
     tiles = -(-m // rows)
     return next((d for d in range(rows, 1, -1) if m % d == 0 and m // d <= tiles), min(m, rows))
+
+
+def balanced_row_tile(m: int, rows: int) -> int:
+    """Rows of a register tile over m rows, at most `rows`, in as few tiles as full-height
+    ones need, the tiles of (nearly) equal height: 32 rows at 14 take 11 + 11 + 10, not
+    14 + 14 + 4. A short last tile of a depth-blocked nest reads its slice of the panel for
+    little work, and its share of the spread prefetch comes too early."""
+    return -(-m // -(-m // rows)) if m else 1
 
 
 def tile_at_accumulators(
