@@ -5,6 +5,7 @@ blob whose size wraps around, an attribute that fails verification while it is p
 from __future__ import annotations
 
 import ctypes
+import re
 import struct
 import subprocess
 import sys
@@ -115,6 +116,40 @@ def test_node_arity_is_checked_against_the_schema() -> None:
         from_onnx(_clip_model([helper.make_opsetid("", 6)]))
     module, _ = from_onnx(_clip_model([helper.make_opsetid("", 13)]))
     assert module is not None
+
+
+@pytest.mark.parametrize(
+    "op, inputs, missing",
+    [("TopK", ["x", ""], "#1 (K)"), ("CumSum", ["x", ""], "#1 (axis)"), ("Tile", ["x", ""], "#1")],
+)
+def test_an_empty_required_input_is_named(op: str, inputs: list[str], missing: str) -> None:
+    """A node that leaves an input its schema requires empty (TopK without k) is refused with
+    the input's name, not a TypeError from reading it; an empty optional input still imports."""
+    from onnx import TensorProto, helper
+
+    from nnvm.support.errors import UserError
+
+    def model(node_inputs: list[str]):
+        outputs = ["v", "i"] if op == "TopK" else ["y"]
+        graph = helper.make_graph(
+            [helper.make_node(op, node_inputs, outputs)],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+    expected = f"input {re.escape(missing)}.* is required; the node leaves it empty"
+    with pytest.raises(UserError, match=expected):
+        from_onnx(model(inputs))
+    clip = helper.make_graph(
+        [helper.make_node("Clip", ["x", "", "hi"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor("hi", TensorProto.FLOAT, [], [1.0])],
+    )
+    assert from_onnx(helper.make_model(clip, opset_imports=[helper.make_opsetid("", 18)]))[0]
 
 
 def test_a_crashing_pass_is_an_internal_error_with_exit_2(tmp_path) -> None:

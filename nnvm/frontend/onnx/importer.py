@@ -331,6 +331,18 @@ def _arity(op_type: str, opset: int) -> tuple[int, int, int, int] | None:
     return schema.min_input, schema.max_input, schema.min_output, schema.max_output
 
 
+@cache
+def _required_inputs(op_type: str, opset: int) -> dict[int, str]:
+    """Position -> name of the inputs an op's schema requires (neither optional nor variadic):
+    an empty name there is a malformed node (TopK without its k)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, "")
+    except Exception:  # noqa: BLE001 - no schema: nothing to check against
+        return {}
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    return {i: p.name for i, p in enumerate(schema.inputs) if p.option == single}
+
+
 def arity_problem(node: onnx.NodeProto, opset: int) -> str | None:
     """Why the node's input or output count does not fit its schema, or None."""
     arity = _arity(node.op_type, opset)
@@ -342,6 +354,9 @@ def arity_problem(node: onnx.NodeProto, opset: int) -> str | None:
         return f"has {n_in} inputs; {node.op_type}-{opset} takes {lo_in} to {hi_in}"
     if not lo_out <= n_out <= hi_out:
         return f"has {n_out} outputs; {node.op_type}-{opset} gives {lo_out} to {hi_out}"
+    for i, name in _required_inputs(node.op_type, opset).items():
+        if i < n_in and not node.input[i]:
+            return f"input #{i} ({name}) is required; the node leaves it empty"
     return None
 
 
