@@ -75,7 +75,6 @@ from nnvm.dialects.nnvm.elementwise import (
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.nn import (
     DOT_BYTES,
-    MIN_PACKED_CONSTANT_ROWS,
     BiasAddOp,
     DenseOp,
     MatmulOp,
@@ -425,9 +424,8 @@ class DenseToMatmul(RewritePattern):
             rows *= d
         if len(xs) < 2:
             return
-        if rows < self.min_rows and not (
-            rows < MIN_PACKED_CONSTANT_ROWS
-            and should_pack(rows, xs[-1], shape_of(w)[0], self.panel, constant=True)
+        if rows < self.min_rows and not should_pack(
+            rows, xs[-1], shape_of(w)[0], self.panel, constant=True
         ):
             return
         unflatten = _unflattened(op)

@@ -65,6 +65,7 @@ def _check(model, x_shape) -> None:
         ([1, 14, 14, 40], [40, 24]),  # channels-last linear: 14 rows per batch, flattened
         ([37, 1030], [1030, 40]),  # deep: the reduction in blocks, a tail block of 6
         ([1, 3, 1024], [1024, 197]),  # deep, 3 rows, a masked last column tile
+        ([1, 3, 768], [768, 96]),  # 3 rows over packed panels (GPT-2 over 3 tokens)
         ([1, 200], [200, 256]),  # a GEMV over packed panels (8-vector tiles), a depth tail
         ([2, 64], [64, 128]),  # two rows: a GEMV too
         ([1, 1, 96], [96, 1000]),  # a classifier's GEMV: stays a dense
