@@ -301,6 +301,24 @@ def test_reshape_of_an_inlined_unblocking_is_not_a_vector_of_gathers() -> None:
     check(parse(UNBLOCK_RESHAPE), atol=0)
 
 
+def test_unblocking_a_plane_larger_than_l2_runs_in_tiles() -> None:
+    """NCHW16c -> NCHW of 160 x 160 (1.6 MB a block) flattened: untiled, each of a block's
+    16 channels would read the whole plane again from L3; the loop over channels runs inside
+    tiles of the flattened axis instead, still scalar. The 5 x 7 plane above stays untiled."""
+    from nnvm.passes.apply_default_schedule import ApplyDefaultSchedulePass
+
+    text = UNBLOCK_RESHAPE.replace("1x3x5x7x16", "1x2x160x160x16").replace("48", "32")
+    text = text.replace("5x7", "160x160").replace("35", "25600")
+    for source, tiled in ((text, True), (UNBLOCK_RESHAPE, False)):
+        module = parse(source)
+        LowerToTE().apply(CTX, module)
+        ApplyDefaultSchedulePass().apply(CTX, module)
+        prims = [p for op in module.walk() if isinstance(op, ScheduleOp) for p in op.body.block.ops]
+        assert any(isinstance(p, SplitOp) for p in prims) == tiled
+        assert not any(isinstance(p, VectorizeOp) for p in prims)
+    check(parse(text), atol=0)
+
+
 FEW_ROWS_MATMUL = """
 func.func @k(%a: tensor<16x256xf32>, %b: tensor<256x64xf32>) -> tensor<16x64xf32> {
   %m = nnvm.matmul %a, %b : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>

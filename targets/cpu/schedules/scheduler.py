@@ -398,11 +398,13 @@ class KernelScheduler:
         r: SegFormer's [1, 4096, 256] -> [1, 256, 64, 64] tokens-to-NCHW copy 6.8 ms for 4 MB)."""
         axes, shape = op.spatial_names, op.shape
         deps, rows = self._innermost_read_axes(op)
-        if len(shape) < 2 or len(deps) != 1 or rows < TRANSPOSE_MIN_ROW:
+        if len(shape) < 2 or len(deps) != 1:
             return False
         (r,) = deps
         last = len(shape) - 1
         if r == last or shape[r] < 2:
+            return False
+        if rows < TRANSPOSE_MIN_ROW and shape[last] * CACHE_LINE_BYTES <= REREAD_PASS_BYTES:
             return False
         p = self.prims
         inner = axes[last]
@@ -637,6 +639,15 @@ TRANSPOSE_MIN_ROW = 64
 block (NCHW16c -> NCHW: 16 floats, one cache line) make consecutive output elements read
 consecutive lines, which the hardware prefetcher streams; tiled, SegFormer's
 NCHW16c -> [1, 256, 4096] took 1.6-1.9 ms instead of 0.86."""
+CACHE_LINE_BYTES = 64
+REREAD_PASS_BYTES = 1024 * 1024
+"""A transpose of short rows (a channel block: NCHW16c -> NCHW) still runs in tiles when one
+pass over the output's last axis touches more than this (a line per element; half of a 2 MiB
+L2): untiled, each of the block's 16 channels reads the whole plane again, from L3. DPT's
+depth head unblocks 32 channels of 224 x 224 (3.2 MB a block) into a flattened [32, 50176]:
+4.1 -> 3.3 ms (what is left is the reshape's div/mod for every element). Below it the plane
+stays in L2 and the rows stream untiled (see TRANSPOSE_MIN_ROW); of the 25 suite models and
+the unseen exports tried, only DPT's kernel takes this path."""
 SMALL_OPERAND_RATIO = 16
 """A data-movement stage (reshape, broadcast, layout transform) with at most 1/16 of the
 elements of every stage reading it is computed once into its own buffer, not inlined: it is a
