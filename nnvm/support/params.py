@@ -56,13 +56,22 @@ def save_params(
     """Serialize a params store (version 3 unless asked for an older one, for older readers);
     entries are written in the mapping's order. With a model hash (the params of one build) the
     file records it, so a library of another build refuses these params; version 3's trailing
-    CRC-32 lets both loaders detect corruption."""
+    CRC-32 lets both loaders detect corruption. The tensors' bytes are copied once, into the
+    result (`save_params_file` streams them to the file instead)."""
+    return b"".join(param_chunks(params, model_hash, version))
+
+
+def param_chunks(
+    params: Mapping[str, np.ndarray], model_hash: str = "", version: int = VERSION_CHECKED
+) -> list[bytes | memoryview]:
+    """The params file as its pieces, in order: headers, padding, and each tensor's data as a
+    view of the array (no copy unless it is strided or not little-endian), the CRC last."""
     tag = model_hash.encode("ascii")
     if len(tag) > HASH_BYTES:
         raise UserError(f"params: model hash longer than {HASH_BYTES} characters")
     if version not in VERSIONS or (version == VERSION and model_hash):
         raise UserError(f"params: cannot write version {version} with hash {model_hash!r}")
-    chunks = [_HEADER.pack(MAGIC, version, len(params))]
+    chunks: list[bytes | memoryview] = [_HEADER.pack(MAGIC, version, len(params))]
     if version != VERSION:
         chunks.append(tag.ljust(HASH_BYTES, b"\0"))
     offset = sum(len(c) for c in chunks)
@@ -73,7 +82,8 @@ def save_params(
         code = _CODE_OF.get(array.dtype.newbyteorder("="))
         if code is None:
             raise UserError(f"params: tensor {name!r} has unsupported dtype {array.dtype}")
-        data = np.ascontiguousarray(array, dtype=DTYPE_CODES[code].newbyteorder("<")).tobytes()
+        stored = np.ascontiguousarray(array, dtype=DTYPE_CODES[code].newbyteorder("<"))
+        data = memoryview(stored.reshape(-1).view(np.uint8))
         encoded = name.encode("utf-8")
         head = (
             _U32.pack(len(encoded))
@@ -81,14 +91,18 @@ def save_params(
             + _U32.pack(code)
             + _U32.pack(array.ndim)
             + struct.pack(f"<{array.ndim}q", *array.shape)
-            + _U64.pack(len(data))
+            + _U64.pack(data.nbytes)
         )
         offset += len(head)
         padding = b"\0" * _pad_to(offset)
-        offset += len(padding) + len(data)
+        offset += len(padding) + data.nbytes
         chunks += [head, padding, data]
-    body = b"".join(chunks)
-    return body + _U32.pack(zlib.crc32(body)) if version == VERSION_CHECKED else body
+    if version == VERSION_CHECKED:
+        crc = 0
+        for c in chunks:
+            crc = zlib.crc32(c, crc)
+        chunks.append(_U32.pack(crc))
+    return chunks
 
 
 class _Reader:
@@ -222,11 +236,12 @@ def save_params_file(
     path: str | os.PathLike[str], params: Mapping[str, np.ndarray], model_hash: str = ""
 ) -> None:
     """Write atomically: a failed save never leaves a half-written file behind."""
-    blob = save_params(params, model_hash)
+    chunks = param_chunks(params, model_hash)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
     try:
         with open(tmp, "wb") as f:
-            f.write(blob)
+            for chunk in chunks:
+                f.write(chunk)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
