@@ -106,17 +106,19 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     nf = s.knob("matmul.cols", [*widths, *([n] if n <= 4 * vec else [])], nf)
     rows = max(budget // max(-(-nf // vec), 1), 1)
     depth = math.prod(anchor.reduce_shape)
-    few = len(anchor.reduce_names) == 1 and depth >= 2 * vec and -(-m // rows) <= FEW_ROW_TILES
+    blockable = len(anchor.reduce_names) == 1 and depth >= 2 * vec  # a depth to split in blocks
+    few = blockable and -(-m // rows) <= FEW_ROW_TILES
     mf = balanced_row_tile(m, rows) if few else row_tile(m, rows)
     mf = s.knob("matmul.rows", range(1, min(m, rows) + 1), mf)
+    tiles = -(-m // mf)
     elt_bytes = max(element_bits(anchor.element_type) // 8, 1)
     kc = max(vec, PANEL_SLICE_BYTES // (nf * elt_bytes))
-    if len(anchor.reduce_names) == 1 and depth >= 2 * vec:
+    if blockable:
         # few row tiles (a 16-token projection: 2): the weight panel streams from memory once
         # while every tile reuses each kc slice from L1, instead of the first tile waiting on
         # memory for the whole panel and the others rereading it (BERT seq 16: 1.17 -> 1.11x
         # onnxruntime; 16x768 . 768x3072 0.82 -> 0.69 ms with a warm weight)
-        few_tiles = -(-m // mf) <= FEW_ROW_TILES
+        few_tiles = tiles <= FEW_ROW_TILES
         blocked = (depth >= K_BLOCKED_DEPTH or few_tiles) and depth >= 2 * kc
         if blocked and not few_tiles:
             kc = max(kc, min(DEPTH_BLOCK_BYTES // (nf * elt_bytes), depth // 2) // vec * vec)
@@ -126,7 +128,7 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         kc = s.knob("matmul.depth_block", [0, *depths, kc], kc if blocked else 0)
         if kc:
             # not a GEMV's: an LSTM's, its weights in L2 for every step, ran 3-6% slower
-            two = -(-m // mf) <= STREAMED_TILES and m > 2 and depth % (STREAMS * kc) == 0
+            two = tiles <= STREAMED_TILES and m > 2 and depth % (STREAMS * kc) == 0
             streams = STREAMS if two else 1
             ways = [1, *(w for w in (2, 4) if depth % (w * kc) == 0)]
             if len(ways) > 1:
@@ -134,7 +136,6 @@ def matmul(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
             _k_blocked(s, anchor, a, e, mf, nf, kc, streams)
             return
     tile_bytes = max(mf * depth * elt_bytes, 1)  # K may be 0
-    tiles = -(-m // mf)
     per_block = max(1, min(tiles, ROW_BLOCK_BYTES // tile_bytes))
     out_bytes = math.prod(anchor.shape) * elt_bytes
     if depth * n * elt_bytes <= RESIDENT_RIGHT_BYTES and out_bytes >= ROW_MAJOR_OUTPUT_BYTES:
