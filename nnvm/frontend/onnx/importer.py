@@ -322,41 +322,32 @@ def default_opset(model: onnx.ModelProto) -> int:
 
 
 @cache
-def _arity(op_type: str, opset: int) -> tuple[int, int, int, int] | None:
-    """(min inputs, max inputs, min outputs, max outputs) of an op's schema at an opset."""
+def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+    """An op's schema in the default domain at an opset (None: no such op there)."""
     try:
-        schema = onnx.defs.get_schema(op_type, opset, "")
+        return onnx.defs.get_schema(op_type, opset, "")
     except Exception:  # noqa: BLE001 - no schema: nothing to check against
         return None
-    return schema.min_input, schema.max_input, schema.min_output, schema.max_output
-
-
-@cache
-def _required_inputs(op_type: str, opset: int) -> dict[int, str]:
-    """Position -> name of the inputs an op's schema requires (neither optional nor variadic):
-    an empty name there is a malformed node (TopK without its k)."""
-    try:
-        schema = onnx.defs.get_schema(op_type, opset, "")
-    except Exception:  # noqa: BLE001 - no schema: nothing to check against
-        return {}
-    single = onnx.defs.OpSchema.FormalParameterOption.Single
-    return {i: p.name for i, p in enumerate(schema.inputs) if p.option == single}
 
 
 def arity_problem(node: onnx.NodeProto, opset: int) -> str | None:
-    """Why the node's input or output count does not fit its schema, or None."""
-    arity = _arity(node.op_type, opset)
-    if arity is None:
+    """Why the node's input or output count does not fit its schema, or which input the schema
+    requires (neither optional nor variadic) it leaves empty (TopK without its k); None when
+    it fits."""
+    schema = _schema(node.op_type, opset)
+    if schema is None:
         return None
-    lo_in, hi_in, lo_out, hi_out = arity
+    lo_in, hi_in = schema.min_input, schema.max_input
+    lo_out, hi_out = schema.min_output, schema.max_output
     n_in, n_out = len(node.input), len(node.output)
     if not lo_in <= n_in <= hi_in:
         return f"has {n_in} inputs; {node.op_type}-{opset} takes {lo_in} to {hi_in}"
     if not lo_out <= n_out <= hi_out:
         return f"has {n_out} outputs; {node.op_type}-{opset} gives {lo_out} to {hi_out}"
-    for i, name in _required_inputs(node.op_type, opset).items():
-        if i < n_in and not node.input[i]:
-            return f"input #{i} ({name}) is required; the node leaves it empty"
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    for i, formal in enumerate(schema.inputs[:n_in]):
+        if formal.option == single and not node.input[i]:
+            return f"input #{i} ({formal.name}) is required; the node leaves it empty"
     return None
 
 
@@ -673,11 +664,10 @@ class OnnxImporter:
             return True
         if node.domain not in DEFAULT_DOMAINS:
             return False
-        try:
-            schema = onnx.defs.get_schema(node.op_type, self.opset, "")
-        except Exception:  # noqa: BLE001 - no schema: no function
-            return False
-        return bool(schema.has_function or schema.has_context_dependent_function)
+        schema = _schema(node.op_type, self.opset)
+        return schema is not None and bool(
+            schema.has_function or schema.has_context_dependent_function
+        )
 
     def _expand_function(self, node: onnx.NodeProto, label: str, arg_names: list[str]) -> bool:
         """Convert `node` as its function body (False when it has none). Problems inside the
