@@ -11,10 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -255,6 +256,86 @@ ARITH_TABLE: dict[type[Operation], Handler] = {
     arith.BitcastOp: _cast(LLVMBuilder.bitcast),
     arith.IndexCastOp: _index_cast,
 }
+
+
+def _constant_floats(value: SSAValue) -> list[float] | None:
+    """The values of a float constant (a scalar or a dense vector), looking through
+    broadcasts of it; None when `value` is not one. The walk may already have replaced the
+    operand (a value whose type does not change is replaced at once), so the llvm forms count
+    as well as arith's and vector's: llvm.mlir.constant, and a splat (insertelement of a
+    scalar, then a shufflevector of zeros)."""
+    op = value.owner
+    while True:
+        if isinstance(op, vector.BroadcastOp):
+            op = op.source.owner
+        elif isinstance(op, llvm.ShuffleVectorOp) and set(op.mask.get_values()) == {0}:
+            op = op.v1.owner
+        elif isinstance(op, llvm.InsertElementOp) and _constant_floats(op.index) == [0.0]:
+            op = op.value.owner
+        else:
+            break
+    if isinstance(op, arith.ConstantOp | llvm.ConstantOp):
+        attr = op.value
+        if isinstance(attr, FloatAttr):
+            return [attr.value.data]
+        if isinstance(attr, DenseIntOrFPElementsAttr) and isinstance(
+            element_type(attr.get_type()), AnyFloat
+        ):
+            return [float(v) for v in attr.get_values()]
+    if isinstance(op, llvm.ConstantOp | arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return [float(op.value.value.data)]
+    return None
+
+
+AVX512_LANES = 16
+
+
+def _x86_minmax(which: str, fallback: Handler) -> Handler:
+    """maximumf/minimumf of a value and a constant that is no NaN (ReLU's 0, ReLU6's 6, a
+    Clip's bounds), as AVX-512's vmaxps/vminps with the constant first: x86 returns the second
+    operand where either is a NaN, so a NaN in the value passes through, in one instruction.
+    LLVM's llvm.maximum keeps the NaN with a compare and a blend after the max (three
+    instructions). Where both are zeros x86 also returns the second operand: max(+0, -0) is
+    -0 here, +0 by llvm.maximum; IEEE 754's maxNum allows either."""
+
+    def handler(op: Operation, b: LLVMBuilder):
+        t = op.results[0].type
+        lanes = t.get_shape()[0] if isinstance(t, VectorType) and t.get_num_dims() == 1 else 0
+        if not lanes or lanes % AVX512_LANES or not isinstance(t.element_type, Float32Type):
+            return fallback(op, b)
+        for k in (0, 1):
+            values = _constant_floats(op.operands[k])
+            if values is not None and not any(v != v for v in values):
+                break
+        else:
+            return fallback(op, b)
+        const, x = b.to_llvm(op.operands[k]), b.to_llvm(op.operands[1 - k])
+        part = VectorType(t.element_type, [AVX512_LANES])
+        current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
+        name = f"llvm.x86.avx512.{which}.ps.512"
+
+        def one(c: SSAValue, v: SSAValue) -> SSAValue:
+            return b.call_intrinsic(name, [c, v, current], part)
+
+        if lanes == AVX512_LANES:
+            return [one(const, x)]
+        pieces = [
+            one(b.lanes(const, s, AVX512_LANES), b.lanes(x, s, AVX512_LANES))
+            for s in range(0, lanes, AVX512_LANES)
+        ]
+        return [b.concat(pieces)]
+
+    return handler
+
+
+def x86_minmax_table() -> dict[type[Operation], Handler]:
+    """The AVX-512 forms of maximumf/minimumf against a constant (the CPU target asks for
+    them where it has AVX-512)."""
+    return {
+        arith.MaximumfOp: _x86_minmax("max", ARITH_TABLE[arith.MaximumfOp]),
+        arith.MinimumfOp: _x86_minmax("min", ARITH_TABLE[arith.MinimumfOp]),
+    }
+
 
 # arith.remf has no xDSL op; llvm.frem is reachable from the llvm dialect directly.
 

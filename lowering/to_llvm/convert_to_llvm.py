@@ -26,7 +26,7 @@ from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsP
 from nnvm.lowering.errors import LoweringError
 from nnvm.lowering.to_llvm.conversion import apply_table
 from nnvm.lowering.to_llvm.convert_affine_to_scf import ConvertAffineToScf
-from nnvm.lowering.to_llvm.convert_arith_to_llvm import ARITH_TABLE
+from nnvm.lowering.to_llvm.convert_arith_to_llvm import ARITH_TABLE, x86_minmax_table
 from nnvm.lowering.to_llvm.convert_cf_to_llvm import CF_TABLE, retype_successor_block_args
 from nnvm.lowering.to_llvm.convert_func_to_llvm import FUNC_TABLE, convert_func_signatures
 from nnvm.lowering.to_llvm.convert_math_to_llvm import math_table
@@ -62,6 +62,9 @@ class ConvertToLLVM(ModulePass):
     """f32 exp/log/tanh/erf as inline polynomials (else LLVM intrinsics and libm)."""
     ldexp: bool = False
     """The target has an ldexp instruction (AVX-512's vscalefps) for exp's scaling."""
+    x86_minmax: bool = False
+    """maximumf/minimumf against a constant as AVX-512's vmaxps/vminps (one instruction that
+    keeps a NaN, where llvm.maximum takes three): ReLU, ReLU6 and Clip epilogues."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lowerable_signatures(op)
@@ -75,6 +78,7 @@ class ConvertToLLVM(ModulePass):
             **ARITH_TABLE,
             **FUNC_TABLE,
             **CF_TABLE,
+            **(x86_minmax_table() if self.x86_minmax else {}),
         }
         apply_table(op, table)
         convert_func_signatures(op)

@@ -159,8 +159,9 @@ class CPUTarget(Target):
             FoldReciprocalMultiplyPass(),  # x * (1 / d) -> x / d: a SiLU's one division
             MultiplyByReciprocalPass(),  # x / c -> x * (1 / c): GELU's x / sqrt(2)
             # with the thread pool's parallel loops (registered by nnvm.universe); exp scaled
-            # by vscalefps where there is one (efficientnet-b0 0.94x, gpt2-4l 0.93x)
-            ConvertToLLVM(ldexp=self.vector_bits >= 512),
+            # by vscalefps where there is one (efficientnet-b0 0.94x, gpt2-4l 0.93x); ReLU and
+            # Clip as one vmaxps/vminps each
+            ConvertToLLVM(ldexp=self.vector_bits >= 512, x86_minmax=self.vector_bits >= 512),
         ]
 
     def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:

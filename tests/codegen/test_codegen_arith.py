@@ -11,13 +11,13 @@ from xdsl.parser import Parser
 from nnvm.lowering.to_llvm.convert_to_llvm import ConvertToLLVM
 from nnvm.registry import make_context
 from nnvm.support.errors import UserError
-from nnvm.targets.llvm import compile_jit, translate_to_llvm_ir
+from nnvm.targets.llvm import compile_jit, host_features, translate_to_llvm_ir
 
 
-def lowered(text: str):
+def lowered(text: str, **options):
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
-    ConvertToLLVM().apply(Context(), module)
+    ConvertToLLVM(**options).apply(Context(), module)
     module.verify()
     return module
 
@@ -122,6 +122,66 @@ def test_integer_and_cast_ops():
     np.testing.assert_array_equal(of[:, 1], uf)
     np.testing.assert_array_equal(of[:, 2], sel)
     np.testing.assert_array_equal(of[:, 3], np.maximum(xf, sf))  # NaN-propagating
+
+
+CLAMP_OPS = """
+func.func @k(%x: memref<32xf32>, %o: memref<4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %z16 = vector.broadcast %zero : f32 to vector<16xf32>
+  %s16 = vector.broadcast %six : f32 to vector<16xf32>
+  %s32 = vector.broadcast %six : f32 to vector<32xf32>
+  %bounds = arith.constant dense<[1.0, 0x7FC00000, 2.0, 3.0, 1.0, 1.0, 1.0, 1.0,
+                                  1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]> : vector<16xf32>
+  %lo = vector.load %x[%c0] : memref<32xf32>, vector<16xf32>
+  %hi = vector.load %x[%c16] : memref<32xf32>, vector<16xf32>
+  %all = vector.load %x[%c0] : memref<32xf32>, vector<32xf32>
+  %relu_lo = arith.maximumf %lo, %z16 : vector<16xf32>
+  %relu6_lo = arith.minimumf %s16, %relu_lo : vector<16xf32>
+  %relu_hi = arith.maximumf %z16, %hi : vector<16xf32>
+  %relu6_hi = arith.minimumf %relu_hi, %s16 : vector<16xf32>
+  %min32 = arith.minimumf %all, %s32 : vector<32xf32>
+  %nan_lo = arith.maximumf %lo, %bounds : vector<16xf32>
+  %nan_hi = arith.maximumf %hi, %bounds : vector<16xf32>
+  vector.store %relu6_lo, %o[%c0, %c0] : memref<4x32xf32>, vector<16xf32>
+  vector.store %relu6_hi, %o[%c0, %c16] : memref<4x32xf32>, vector<16xf32>
+  vector.store %relu_lo, %o[%c1, %c0] : memref<4x32xf32>, vector<16xf32>
+  vector.store %relu_hi, %o[%c1, %c16] : memref<4x32xf32>, vector<16xf32>
+  vector.store %min32, %o[%c2, %c0] : memref<4x32xf32>, vector<32xf32>
+  vector.store %nan_lo, %o[%c3, %c0] : memref<4x32xf32>, vector<16xf32>
+  vector.store %nan_hi, %o[%c3, %c16] : memref<4x32xf32>, vector<16xf32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("x86", [False, True])
+def test_relu_and_clip_keep_nans(x86):
+    """ReLU / ReLU6 / min against constants: NaN-propagating (llvm.maximum, or AVX-512's
+    vmaxps/vminps with the constant first); a constant with a NaN lane keeps llvm.maximum."""
+    if x86 and not host_features().get("avx512f"):
+        pytest.skip("host CPU has no AVX-512")
+    module = lowered(CLAMP_OPS, x86_minmax=x86)
+    text = str(module)
+    assert text.count("llvm.x86.avx512.") == (6 if x86 else 0)  # 32 lanes: two halves
+    assert text.count('"llvm.maximum.v16f32"') == (2 if x86 else 4)
+    jit = compile_jit(module)
+    x = np.array([np.nan, -0.0, 0.0, -1.0, 1.0, np.inf, -np.inf, 5.9, 6.0, 6.5, -6.5, 1e-45,
+                  -1e-45, 3.0, -np.nan, 1e38] * 2, np.float32)  # fmt: skip
+    x[16:] = x[16:][::-1]
+    o = np.full((4, 32), 7.0, np.float32)
+    jit["k"](x, o)
+    with np.errstate(invalid="ignore"):
+        relu = np.maximum(x, 0)
+        bounds = np.tile(np.array([1, np.nan, 2, 3] + [1] * 12, np.float32), 2)
+        want = [np.minimum(relu, 6), relu, np.minimum(x, 6), np.maximum(x, bounds)]
+    for got, expected in zip(o, want, strict=True):
+        np.testing.assert_array_equal(got, expected)  # NaN where NaN; -0 and 0 compare equal
 
 
 MEMORY_OPS = """
