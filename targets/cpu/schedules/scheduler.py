@@ -10,14 +10,17 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnvm.dialects.te.analysis import (
+    LaneKind,
     depends_on,
     gathers_free,
+    index_value,
     innermost_is_spatial,
     is_elementwise,
+    lane_index_kind,
     readers,
 )
 from nnvm.dialects.te.exprs import element_bits, native_lanes
@@ -305,7 +308,7 @@ class KernelScheduler:
         # half of its conv's 0.61 ms, 0.44 ms with the columns a loop)
         whole = shape[-1] % lanes == 0 or (shape[-1] >= 4 and lanes % shape[-1] == 0)
         blocked = len(shape) >= 3 and whole and shape[-1] <= MAX_LANES
-        if blocked and not self._flat(op) and self._gathers_free(op):
+        if blocked and not self._flat(op) and (self._gathers_free(op) or self._lanes_load(op)):
             # a pad's bounds test, a concat's select, a broadcast read (a bias, an SE scale)
             # needs the axes, which a loop fused over all of them recomputes with div/mod for
             # every vector; here the outer axes are fused, the columns stay a loop, the
@@ -404,7 +407,7 @@ class KernelScheduler:
         last = len(shape) - 1
         if r == last or shape[r] < 2:
             return False
-        if rows < TRANSPOSE_MIN_ROW and shape[last] * CACHE_LINE_BYTES <= REREAD_PASS_BYTES:
+        if rows < TRANSPOSE_MIN_ROW and self._reuse_pass_bytes(op, r) <= REREAD_PASS_BYTES:
             return False
         p = self.prims
         inner = axes[last]
@@ -419,6 +422,43 @@ class KernelScheduler:
         if outer is not None:
             self.parallel(name, outer, op)
         return True
+
+    def _reuse_pass_bytes(self, op: ComputeOp, r: int) -> int:
+        """What the untiled nest reads between two uses of an input line: its loops inside
+        axis r touch a line per element, and a line comes back after d steps of r, where d is
+        the first step at which the reads (through inlined producers, with every other axis
+        at 0) meet a line of step 0 again. An unblocking transform has d = 1 (the next channel
+        of the block); one that also merges the channels with another axis (S3D's
+        [C/16, T, H * W, 16] -> [C * T, H, W]) has d = T, and T passes over the plane between
+        uses. Without such a step in reach the lines are not reused at all (0)."""
+        args = op.block.args[: len(op.shape)]
+        steps = min(op.shape[r], 2 * TRANSPOSE_TILE)
+        first = self._read_lines(op, {args[r]: 0})
+        if not first:
+            return 0
+        for d in range(1, steps):
+            if first & self._read_lines(op, {args[r]: d}):
+                return d * math.prod(op.shape[r + 1 :]) * CACHE_LINE_BYTES
+        return 0
+
+    def _read_lines(self, op: ComputeOp, env: dict[SSAValue, int]) -> set[tuple]:
+        """The cache lines (tensor, outer indices, line of the last) that `op` reads at the
+        point `env` (its axes' values; others 0), through inlined producers."""
+        lines: set[tuple] = set()
+        for read in op.block.ops:
+            if not isinstance(read, ReadOp) or not read.indices:
+                continue
+            at = [index_value(i, env) for i in read.indices]
+            if any(x is None for x in at):
+                continue
+            producer = self.infos.get(read.tensor)
+            if producer is not None and producer.name in self.inlined:
+                inner = dict(zip(producer.op.block.args, at, strict=False))
+                lines |= self._read_lines(producer.op, inner)  # type: ignore[arg-type]
+                continue
+            per_line = max(CACHE_LINE_BYTES * 8 // element_bits(read.result.type), 1)
+            lines.add((read.tensor, *at[:-1], at[-1] // per_line))  # type: ignore[operator]
+        return lines
 
     def _innermost_read_axes(self, op: ComputeOp) -> tuple[set[int], int]:
         """The positions of `op`'s axes that the innermost index of the tensors it reads in
@@ -460,6 +500,44 @@ class KernelScheduler:
             if producer is not None and producer.name in self.inlined:
                 if not self._flat(producer.op):
                     return False
+        return True
+
+    def _lanes_load(self, op: ComputeOp) -> bool:
+        """Does a vector of the last axis read every tensor (through inlined producers) as
+        one contiguous vector or one broadcast value, by the index arithmetic te-to-loops
+        folds? A transform out of a channel block and back into one (S3D's (2+1)-D blocks move
+        [T, C/16, H, W, 16] to [C/16, T, H * W, 16] between their spatial and temporal convs)
+        indexes the block's channels as (16 j + m) // 16 and (16 j + m) % 16 through its
+        reshapes: structurally m reaches every index, but the vector of m is one load."""
+        args = op.block.args[: len(op.shape)]
+        lanes = op.shape[-1]
+        env: dict[SSAValue, LaneKind] = {a: ("u", 1) for a in args[:-1]}
+        env[args[-1]] = ("l", 1 << 40)
+        return self._lane_reads(op, env, lanes)
+
+    def _lane_reads(self, op: ComputeOp, env: dict[SSAValue, LaneKind], lanes: int) -> bool:
+        lane_args = [a for a, (kind, _) in env.items() if kind == "l"]
+        for r in op.block.ops:
+            if not isinstance(r, ReadOp):
+                lane_operand = any(
+                    isinstance(o.type, IndexType) and any(depends_on(o, a) for a in lane_args)
+                    for o in r.operands
+                )
+                if lane_operand and not all(isinstance(t, IndexType) for t in r.result_types):
+                    return False  # a lane index used as data (a pad's bounds test)
+                continue
+            if not r.indices:
+                continue
+            kinds = [lane_index_kind(i, env, lanes) for i in r.indices]
+            if any(k is None for k in kinds):
+                return False
+            producer = self.infos.get(r.tensor)
+            if producer is not None and producer.name in self.inlined:
+                inner = dict(zip(producer.op.block.args, kinds, strict=False))
+                if not self._lane_reads(producer.op, inner, lanes):  # type: ignore[arg-type]
+                    return False
+            elif any(k[0] == "l" for k in kinds[:-1]):  # type: ignore[index]
+                return False  # a lane index outside the tensor's contiguous axis
         return True
 
     def _gathers_free(self, op: ComputeOp) -> bool:
@@ -641,13 +719,15 @@ consecutive lines, which the hardware prefetcher streams; tiled, SegFormer's
 NCHW16c -> [1, 256, 4096] took 1.6-1.9 ms instead of 0.86."""
 CACHE_LINE_BYTES = 64
 REREAD_PASS_BYTES = 1024 * 1024
-"""A transpose of short rows (a channel block: NCHW16c -> NCHW) still runs in tiles when one
-pass over the output's last axis touches more than this (a line per element; half of a 2 MiB
-L2): untiled, each of the block's 16 channels reads the whole plane again, from L3. DPT's
-depth head unblocks 32 channels of 224 x 224 (3.2 MB a block) into a flattened [32, 50176]:
-4.1 -> 3.3 ms (what is left is the reshape's div/mod for every element). Below it the plane
-stays in L2 and the rows stream untiled (see TRANSPOSE_MIN_ROW); of the 25 suite models and
-the unseen exports tried, only DPT's kernel takes this path."""
+"""A transpose of short rows (a channel block: NCHW16c -> NCHW) still runs in tiles when the
+untiled nest reads more than this between two uses of an input line (half of a 2 MiB L2; see
+`_reuse_pass_bytes`): untiled, each of the block's 16 channels reads the whole plane again,
+from L3. DPT's depth head unblocks 32 channels of 224 x 224 (3.2 MB a block) into a flattened
+[32, 50176]: 4.1 -> 3.3 ms (what is left is the reshape's div/mod for every element). S3D
+unblocks [C/16, T, H * W, 16] into [C * T, H, W]: a line comes back T = 8 channel rows later,
+8 planes of 0.8 MB on: 19.0 -> 10.1 ms. Below it the plane stays in L2 and the rows stream
+untiled (see TRANSPOSE_MIN_ROW). SegFormer's and a UNet's unblocking transforms take the
+tiles too (SegFormer-B0 0.93 of its time, the UNet unchanged)."""
 SMALL_OPERAND_RATIO = 16
 """A data-movement stage (reshape, broadcast, layout transform) with at most 1/16 of the
 elements of every stage reading it is computed once into its own buffer, not inlined: it is a
