@@ -6,7 +6,9 @@ i64 (sum of index * stride)`, never as ptrtoint/inttoptr arithmetic (which hides
 LLVM's alias analysis). Subviews, casts and reshapes only move or keep that pointer, so a view's
 static `offset` in its layout is already inside the pointer and ignored at access time.
 
-Heap buffers come from `aligned_alloc(64, size rounded up to 64)` and go back with `free`;
+Heap buffers come from `aligned_alloc(64, size rounded up to 64)` and go back with `free`
+(or from the functions of the same signatures a target names: the CPU target's kernel runtime
+keeps large scratch buffers for the next call, targets/cpu/nnvm_scratch.c);
 `memref.alloca` is a 64-byte aligned `llvm.alloca`; `memref.global` becomes a 64-byte aligned
 `llvm.mlir.global` over a flat array.
 """
@@ -160,14 +162,14 @@ def _num_elements(t: MemRefType, what: str) -> int:
     return n
 
 
-def _alloc(op: memref.AllocOp, b: LLVMBuilder):
+def _alloc(op: memref.AllocOp, b: LLVMBuilder, allocate: str = "aligned_alloc"):
     t = op.memref.type
     assert isinstance(t, MemRefType)
     size = _num_elements(t, op.name) * byte_size(t.element_type)
     align = max(BUFFER_ALIGNMENT, op.alignment.value.data if op.alignment else 0)
     rounded = max(align, (size + align - 1) // align * align)
-    ensure_function_declaration(enclosing_module(op), "aligned_alloc", [i64, i64], PTR)
-    return [b.call("aligned_alloc", [b.i64(align), b.i64(rounded)], PTR)]
+    ensure_function_declaration(enclosing_module(op), allocate, [i64, i64], PTR)
+    return [b.call(allocate, [b.i64(align), b.i64(rounded)], PTR)]
 
 
 def _alloca(op: memref.AllocaOp, b: LLVMBuilder):
@@ -179,9 +181,9 @@ def _alloca(op: memref.AllocaOp, b: LLVMBuilder):
     return [b.emit(llvm.AllocaOp(b.i64(n), elem, alignment=align))]
 
 
-def _dealloc(op: memref.DeallocOp, b: LLVMBuilder):
-    ensure_function_declaration(enclosing_module(op), "free", [PTR], None)
-    b.call("free", [b.to_llvm(op.memref)], None)
+def _dealloc(op: memref.DeallocOp, b: LLVMBuilder, release: str = "free"):
+    ensure_function_declaration(enclosing_module(op), release, [PTR], None)
+    b.call(release, [b.to_llvm(op.memref)], None)
     return []
 
 
@@ -317,6 +319,15 @@ MEMREF_TABLE: dict[type[Operation], Handler] = {
     memref.CopyOp: _copy,
     memref.DimOp: _dim,
 }
+
+
+def scratch_table(allocate: str, release: str) -> dict[type[Operation], Handler]:
+    """memref.alloc / memref.dealloc as calls of `allocate(align, size)` and `release(ptr)`
+    (aligned_alloc's and free's signatures) instead of those two."""
+    return {
+        memref.AllocOp: lambda op, b: _alloc(op, b, allocate),
+        memref.DeallocOp: lambda op, b: _dealloc(op, b, release),
+    }
 
 
 @dataclass(frozen=True)

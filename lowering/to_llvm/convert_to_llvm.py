@@ -30,8 +30,9 @@ from nnvm.lowering.to_llvm.convert_arith_to_llvm import ARITH_TABLE, x86_minmax_
 from nnvm.lowering.to_llvm.convert_cf_to_llvm import CF_TABLE, retype_successor_block_args
 from nnvm.lowering.to_llvm.convert_func_to_llvm import FUNC_TABLE, convert_func_signatures
 from nnvm.lowering.to_llvm.convert_math_to_llvm import math_table
-from nnvm.lowering.to_llvm.convert_memref_to_llvm import MEMREF_TABLE
+from nnvm.lowering.to_llvm.convert_memref_to_llvm import MEMREF_TABLE, scratch_table
 from nnvm.lowering.to_llvm.convert_vector_to_llvm import VECTOR_TABLE
+from nnvm.support.errors import UserError
 from nnvm.support.plugins import registry
 
 
@@ -65,8 +66,13 @@ class ConvertToLLVM(ModulePass):
     x86_minmax: bool = False
     """maximumf/minimumf against a constant as AVX-512's vmaxps/vminps (one instruction that
     keeps a NaN, where llvm.maximum takes three): ReLU, ReLU6 and Clip epilogues."""
+    scratch: str = ""
+    """"ALLOC,FREE": the functions kernels get and return heap scratch with (aligned_alloc's
+    and free's signatures); empty: aligned_alloc and free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.scratch and self.scratch.count(",") != 1:
+            raise UserError(f"convert-to-llvm: scratch={self.scratch!r} is not 'ALLOC,FREE'")
         check_lowerable_signatures(op)
         for p in [ConvertAffineToScf(), *registered_conversions("loops"), ConvertScfToCf()]:
             p.apply(ctx, op)
@@ -79,6 +85,7 @@ class ConvertToLLVM(ModulePass):
             **FUNC_TABLE,
             **CF_TABLE,
             **(x86_minmax_table() if self.x86_minmax else {}),
+            **(scratch_table(*self.scratch.split(",")) if self.scratch else {}),
         }
         apply_table(op, table)
         convert_func_signatures(op)

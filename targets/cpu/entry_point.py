@@ -38,11 +38,13 @@ def runtime_sources() -> list[Path]:
     """The model-independent C runtime shipped with nnvm (the entry points' helpers and the
     parallel-loop runtime)."""
     root = resources.files("nnvm.targets.cpu")
-    return [Path(str(root / "nnvm_runtime.c")), threads_source()]
+    return [Path(str(root / "nnvm_runtime.c")), *kernel_runtime_sources()]
 
 
-def threads_source() -> Path:
-    return Path(str(resources.files("nnvm.targets.cpu") / "nnvm_threads.c"))
+def kernel_runtime_sources() -> list[Path]:
+    """What compiled kernels call: the parallel-loop runtime and the scratch allocator."""
+    root = resources.files("nnvm.targets.cpu")
+    return [Path(str(root / "nnvm_threads.c")), Path(str(root / "nnvm_scratch.c"))]
 
 
 def include_dir() -> Path:

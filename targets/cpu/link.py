@@ -204,16 +204,17 @@ def with_soname(data: bytes, name: str) -> bytes:
 
 @cache
 def threads_library(cc=None) -> Path:
-    """nnvm_threads.c as a shared library of its own, for JIT-compiled kernels (model
-    libraries compile it in): built once per source version and user, then reused."""
-    from nnvm.targets.cpu.entry_point import threads_source
+    """The kernel runtime (nnvm_threads.c, nnvm_scratch.c) as a shared library of its own, for
+    JIT-compiled kernels (model libraries compile it in): built once per source version and
+    user, then reused."""
+    from nnvm.targets.cpu.entry_point import kernel_runtime_sources
 
-    source = threads_source()
-    header = source.with_name("nnvm_fpenv.h")
-    digest = hashlib.sha256(source.read_bytes() + header.read_bytes()).hexdigest()[:16]
-    out = Path(tempfile.gettempdir()) / f"nnvm-threads-{os.getuid()}-{digest}.so"
+    sources = kernel_runtime_sources()
+    header = sources[0].with_name("nnvm_fpenv.h")
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in [*sources, header])).hexdigest()
+    out = Path(tempfile.gettempdir()) / f"nnvm-threads-{os.getuid()}-{digest[:16]}.so"
     if not out.exists():
         tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-        link_shared([source], tmp, ["-DNNVM_THREADS_EXPORT", "-pthread"], cc=cc)
+        link_shared(sources, tmp, ["-DNNVM_THREADS_EXPORT", "-pthread"], cc=cc)
         os.replace(tmp, out)
     return out

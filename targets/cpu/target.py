@@ -76,6 +76,9 @@ class CPUTarget(Target):
     kind: ClassVar[str] = "llvm"
     aliases: ClassVar[tuple[str, ...]] = ("cpu",)
     is_host: ClassVar[bool] = True
+    scratch_functions: ClassVar[str] = "nnvm_scratch_alloc,nnvm_scratch_free"
+    """What kernels take and give back their heap scratch with: the kernel runtime's allocator,
+    which keeps large buffers for the next call (targets/cpu/nnvm_scratch.c)."""
 
     triple: str
     cpu: str
@@ -161,7 +164,11 @@ class CPUTarget(Target):
             # with the thread pool's parallel loops (registered by nnvm.universe); exp scaled
             # by vscalefps where there is one (efficientnet-b0 0.94x, gpt2-4l 0.93x); ReLU and
             # Clip as one vmaxps/vminps each
-            ConvertToLLVM(ldexp=self.vector_bits >= 512, x86_minmax=self.vector_bits >= 512),
+            ConvertToLLVM(
+                ldexp=self.vector_bits >= 512,
+                x86_minmax=self.vector_bits >= 512,
+                scratch=self.scratch_functions,
+            ),
         ]
 
     def default_schedule(self, fn: Any, min_parallel_work: int | None = None) -> Any:

@@ -41,6 +41,13 @@ ModuleLike = ModuleOp | ir.Module | str
 
 PARALLEL_RUNTIME_SYMBOL = "nnvm_parallel"
 """What kernels with parallel loops call (targets/cpu/nnvm_threads.c)."""
+SCRATCH_RUNTIME_SYMBOL = "nnvm_scratch_alloc"
+"""What kernels with heap scratch call (targets/cpu/nnvm_scratch.c)."""
+
+
+def needs_kernel_runtime(text: str) -> bool:
+    """Does LLVM IR `text` call the kernel runtime (parallel loops, scratch buffers)?"""
+    return PARALLEL_RUNTIME_SYMBOL in text or SCRATCH_RUNTIME_SYMBOL in text
 
 
 @cache
@@ -251,7 +258,7 @@ def _optimized(module: ModuleLike, target: CPUTarget, *, jit: bool, pic: bool):
     ir_mod = _to_ir_module(module, target)
     tm = target.target_machine(jit=jit, pic=pic)
     text = str(ir_mod)
-    if jit and PARALLEL_RUNTIME_SYMBOL in text:
+    if jit and needs_kernel_runtime(text):
         load_parallel_runtime()
     return ir_mod, tm, text
 
@@ -319,10 +326,10 @@ def build_shared_library(
         obj_path = Path(tmp) / (out.stem + ".o")
         obj_path.write_bytes(obj)
         inputs: list[Path] = [obj_path]
-        if PARALLEL_RUNTIME_SYMBOL in text:
-            from nnvm.targets.cpu.entry_point import threads_source
+        if needs_kernel_runtime(text):
+            from nnvm.targets.cpu.entry_point import kernel_runtime_sources
 
-            inputs.append(threads_source())
+            inputs.extend(kernel_runtime_sources())
         link_shared(inputs, out, ["-pthread", "-lm"], cc=cc)
     sigs = _signatures(ir_mod)
     _write_signatures(out, sigs)

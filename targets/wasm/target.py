@@ -31,6 +31,9 @@ class WasmTarget(CPUTarget):
     kind: ClassVar[str] = "wasm"
     aliases: ClassVar[tuple[str, ...]] = ("wasm32",)
     is_host: ClassVar[bool] = True
+    scratch_functions: ClassVar[str] = ""
+    """aligned_alloc and free: nnvm_wasm.c adapts them to wasm32 (one linear memory: a freed
+    buffer is not handed back to a system that would fault it in again)."""
 
     @classmethod
     def parse(cls, spec: str, options: list[str]) -> WasmTarget:
