@@ -119,3 +119,42 @@ def test_every_row_grouping_computes_the_conv() -> None:
     candidates = [space.make({**task.default_config, "conv.row_group": g}) for g in groups]
     assert all(c is not None for c in candidates)
     assert_compute_the_kernel(task, space, candidates)
+
+
+# -- column strips ------------------------------------------------------------------------
+# A conv whose input rows are too wide for L2 (S3D's temporal 7x1 conv over T x (H * W)) runs
+# its parallel loop in strips of columns (`_column_strip`): a strip's input, every row of it,
+# stays in L2 while each row and channel-block tile of the strip uses it. Only where the
+# weights stay in L2 beside the strip: otherwise each strip would read them again.
+
+STRIP_CASES = [
+    # (cin, cout, kernel, (h, w), strips by default)
+    pytest.param(64, 32, (7, 1), (8, 2048), True, id="7x1-over-2048-wide-rows"),
+    pytest.param(256, 256, (3, 1), (8, 2048), False, id="weights-768KB"),
+    pytest.param(64, 64, 3, (56, 56), False, id="rows-fit"),
+]
+
+
+@pytest.mark.parametrize(("cin", "cout", "k", "size", "strips"), STRIP_CASES)
+def test_wide_rows_run_in_column_strips(cin, cout, k, size, strips) -> None:
+    task = _task(_kernel(cin, cout, k, size))
+    strip = task.default_config["conv.col_strip"]
+    assert (strip > 0) == strips, task.default_config
+    schedule = TaskSpace(task).default().schedule
+    split = re.search(r'te\.split "relu" l\.o by (\d+) -> \(l\.s, l\.t\)', schedule)
+    assert bool(split) == strips
+    if strips:  # a strip's input (4 blocks x 8 rows x its columns) and the weights fit
+        assert "conv.row_group" not in task.default_config
+        assert int(split.group(1)) * 14 * 4 * 8 * 64 + 229_376 <= 1024 * 1024
+
+
+def test_every_column_strip_computes_the_conv() -> None:
+    """The strips the knob offers (none, half, the default, twice it; the last strip a tail)
+    against the reference."""
+    task = _task(_kernel(64, 32, (7, 1), (6, 1500)))
+    space = TaskSpace(task)
+    strips = task.knobs["conv.col_strip"].candidates
+    assert 0 in strips and len(strips) == 4
+    candidates = [space.make({**task.default_config, "conv.col_strip": s}) for s in strips]
+    assert all(c is not None for c in candidates)
+    assert_compute_the_kernel(task, space, candidates)

@@ -125,19 +125,29 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         h_tiles, h_tile, tile_rows = f"{h}.o", [f"{h}.i"], [ah]
     n_row_tiles = -(-oh // rows)
     group = n_row_tiles
+    strip = 0
     if not depthwise:
+        fit = _column_strip(anchor, ocf, rows, owf)
+        strips = sorted({0, fit, max(fit // 2, 1), 2 * fit} if fit else {0})
+        strip = s.knob("conv.col_strip", strips, fit)
+    if not depthwise and not strip:
         groups = [g for g in range(1, n_row_tiles + 1) if n_row_tiles % g == 0]
         group = s.knob("conv.row_group", groups, _row_group(anchor, ocf, rows, groups))
     tile_loops = [n, f"{cb}.o", h_tiles]
-    if group < n_row_tiles:  # row groups outermost: each group's input rows stay in L2
+    columns = f"{w}.o"
+    if strip:  # column strips outermost: a strip's input, every row of it, stays in L2
+        p.append(SplitOp.make(e, columns, strip, None, f"{w}.s", f"{w}.t"))
+        tile_loops = [n, f"{w}.s", f"{cb}.o", h_tiles]
+        columns = f"{w}.t"
+    elif group < n_row_tiles:  # row groups outermost: each group's input rows stay in L2
         p.append(SplitOp.make(e, h_tiles, group, None, f"{h_tiles}.g", f"{h_tiles}.r"))
         tile_loops = [n, f"{h_tiles}.g", f"{cb}.o", f"{h_tiles}.r"]
-    p.append(ReorderOp.make(e, [*tile_loops, f"{w}.o", f"{cb}.i", *h_tile, f"{w}.i", c]))
+    p.append(ReorderOp.make(e, [*tile_loops, columns, f"{cb}.i", *h_tile, f"{w}.i", c]))
     fused = f"{e}.tile"
     p.append(FuseOp.make(e, tile_loops, fused))
     s.parallel(e, fused, anchor)
     p.append(VectorizeOp.make(e, c))
-    p.append(ComputeAtOp.make(a, e, f"{w}.o"))
+    p.append(ComputeAtOp.make(a, e, columns))
     outer = [an, *([] if tile_rows else [ah]), *anchor.reduce_names]
     _conv_register_tile(s, anchor, a, outer, tile_rows)
     # a depthwise conv's whole padded copy costs as much as the conv; so does a grouped conv's
@@ -324,6 +334,36 @@ def _row_group(anchor: ComputeOp, ocf: int, rows: int, groups: Sequence[int]) ->
         return image_bytes * n_groups + w_bytes * (1 if fits else n_groups)
 
     return min(reversed(groups), key=traffic)
+
+
+def _column_strip(anchor: ComputeOp, ocf: int, rows: int, owf: int) -> int:
+    """Column tiles a strip of a dense conv whose input rows are too wide for L2 takes (0: no
+    strips). Rows are the unit of reuse elsewhere (row groups, `_row_group`): a tile row reads
+    its kh input rows, which the next tile rows read again from L2. When the kh rows of every
+    input channel block outgrow half of L2 (S3D's temporal 7 x 1 conv over T x (H * W) =
+    16 x 12544: 3.2 MB a row), each input line comes from memory again for every output row
+    and channel-block tile. Strips of columns outermost keep a strip's input, all its rows,
+    in L2 beside the weights while every row and channel-block tile of the strip uses it."""
+    reads = product_reads(anchor)
+    if reads is None:
+        return 0
+    image, weights = (r.tensor.type for r in reads)
+    assert isinstance(image, TensorType) and isinstance(weights, TensorType)
+    shape = image.get_shape()
+    if len(shape) != 5:
+        return 0
+    size = _element_bytes(anchor)
+    row_bytes = anchor.reduce_shape[0] * math.prod(shape[3:]) * size
+    if row_bytes * _input_rows(anchor, rows, shape[2]) <= L2_BYTES // 2:
+        return 0
+    w_bytes = math.prod(weights.get_shape()) * size
+    if w_bytes > L2_BYTES // 4:  # every strip would read the weights again from memory
+        return 0
+    ow = anchor.shape[3]
+    tile_columns = -(-owf * shape[3] // ow)  # input columns a tile reads (its stride)
+    tile_bytes = anchor.reduce_shape[0] * shape[2] * tile_columns * shape[4] * size
+    strip = max((L2_BYTES // 2 - w_bytes) // tile_bytes, 1)
+    return strip if strip < -(-ow // owf) else 0
 
 
 def _conv2d_nchwc_small(s: KernelScheduler, anchor: ComputeOp, a: str, e: str, ocf: int) -> None:
