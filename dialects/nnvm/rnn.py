@@ -198,12 +198,16 @@ class _RecurrentOp(NNVMOp):
         d: int,
         kn: bool,
         name: str,
+        panel: int = 0,
     ) -> TensorRef:
         """out[m, g] = sum_k a(m, k) * W_d[g, k]. With `kn` the weight is stored [dirs, K, G]
         (contiguous along g), so the matmul template's register tiles apply; otherwise the
-        rows of W are dot products (the dense template)."""
+        rows of W are dot products (the dense template). With `panel` P it is stored in
+        column panels, [dirs, G/P, K, P], which the tiles stream contiguously."""
 
         def body(m: Expr, g: Expr, r: Expr) -> Expr:
+            if panel:
+                return a(m, r) * w[d, g // panel, r, g % panel]
             return a(m, r) * (w[d, r, g] if kn else w[d, g, r])
 
         return b.reduce(
@@ -305,7 +309,16 @@ class LSTMOp(_RecurrentOp):
     layout = int_prop(0)
     weights_kn = bool_prop(False)
     """W and R stored transposed, [dirs, K, 4H] (alter-layout sets it for constant weights)."""
+    recurrent_panel = int_prop(0)
+    """P > 0 (with weights_kn): R is packed into column panels, [dirs, 4H/P, H, P], so each step's
+    product streams it contiguously (alter-layout sets it where the matmul's panels apply)."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
+
+    def _r_shape(self, dirs: int, hidden: int) -> tuple[int, ...]:
+        h4, panel = 4 * hidden, self.attr("recurrent_panel")
+        if panel:
+            return (dirs, h4 // panel, hidden, panel)
+        return (dirs, hidden, h4) if self.attr("weights_kn") else (dirs, h4, hidden)
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
         hidden, dirs, layout = self._attrs()
@@ -318,7 +331,7 @@ class LSTMOp(_RecurrentOp):
             [
                 ("X", tuple(operand_types[0].get_shape())),
                 ("W", (dirs, inp, h4) if kn else (dirs, h4, inp)),
-                ("R", (dirs, hidden, h4) if kn else (dirs, h4, hidden)),
+                ("R", self._r_shape(dirs, hidden)),
                 ("B", (dirs, 2 * h4)),
                 ("initial_h", state),
                 ("initial_c", state),
@@ -336,6 +349,8 @@ class LSTMOp(_RecurrentOp):
         x, w, r, b, h0, c0, p = inputs
         hid = self.attr("hidden_size")
         w, r, b, p = (a.astype(np.float64) for a in (w, r, b, p))
+        if self.attr("recurrent_panel"):  # [dirs, 4H/P, H, P] -> [dirs, H, 4H]
+            r = r.transpose(0, 2, 1, 3).reshape(r.shape[0], r.shape[2], -1)
         if self.attr("weights_kn"):
             w, r = w.transpose(0, 2, 1), r.transpose(0, 2, 1)
         couple = self.attr("input_forget")
@@ -389,7 +404,8 @@ class LSTMOp(_RecurrentOp):
         gx, r, bias, p = params
         batch, hid = dims
         kn = self.attr("weights_kn")
-        gh = self._te_project(b, h, (batch, 4 * hid), hid, r, d, kn, f"h{d}.{t}")
+        panel = self.attr("recurrent_panel")
+        gh = self._te_project(b, h, (batch, 4 * hid), hid, r, d, kn, f"h{d}.{t}", panel)
 
         def gate(bi: Expr, j: Expr, k: int) -> Expr:
             g = j + k * hid

@@ -181,6 +181,23 @@ func.func @lstm_weights(%x: tensor<5x2x3xf32>, %wx: tensor<1x16x3xf32>, %h0: ten
   func.return %y, %y2 : tensor<5x1x2x4xf32>, tensor<5x1x2x4xf32>
 }
 
+// Where each step's product is a GEMV over whole panels (4H = 128: one tile of four 32-wide
+// panels), R is packed further into column panels, [dirs, 4H/P, H, P], which the steps stream
+// contiguously.
+// CHECK-LABEL: func.func @lstm_recurrent_panels
+// CHECK:         %[[RT:.*]] = nnvm.transpose %r {perm = [0, 2, 1]} : (tensor<1x128x32xf32>) -> tensor<1x32x128xf32>
+// CHECK-NEXT:    %[[S:.*]] = nnvm.reshape %[[RT]] {shape = [1, 32, 4, 32]} : (tensor<1x32x128xf32>) -> tensor<1x32x4x32xf32>
+// CHECK-NEXT:    %[[P:.*]] = nnvm.transpose %[[S]] {perm = [0, 2, 1, 3]} : (tensor<1x32x4x32xf32>) -> tensor<1x4x32x32xf32>
+// CHECK-NEXT:    nnvm.lstm %x, %{{.*}}, %[[P]], %b, %h0, %c0, %p {hidden_size = 32, weights_kn = true, recurrent_panel = 32}
+func.func @lstm_recurrent_panels(%x: tensor<5x1x8xf32>, %h0: tensor<1x1x32xf32>, %c0: tensor<1x1x32xf32>) -> tensor<5x1x1x32xf32> {
+  %w = nnvm.param "w" : tensor<1x128x8xf32>
+  %r = nnvm.param "r" : tensor<1x128x32xf32>
+  %b = nnvm.param "b" : tensor<1x256xf32>
+  %p = nnvm.param "p" : tensor<1x96xf32>
+  %y, %y_h, %y_c = nnvm.lstm %x, %w, %r, %b, %h0, %c0, %p {hidden_size = 32} : (tensor<5x1x8xf32>, tensor<1x128x8xf32>, tensor<1x128x32xf32>, tensor<1x256xf32>, tensor<1x1x32xf32>, tensor<1x1x32xf32>, tensor<1x96xf32>) -> (tensor<5x1x1x32xf32>, tensor<1x1x32xf32>, tensor<1x1x32xf32>)
+  func.return %y : tensor<5x1x1x32xf32>
+}
+
 // A dense with a constant weight and several rows becomes a matmul over the transposed
 // weight; one reading rows flattened out of [1, m, k] (or of batches of 64 rows or more) and
 // reshaped back becomes a batched matmul of the unflattened input (its bias and activation
@@ -380,7 +397,7 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 37 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
-// STATS-NEXT:   (S) 10 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 11 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
 
 // Channels a block does not divide, at least a block of them, are padded to whole blocks (as
 // onnxruntime's NCHWc convs): 24 -> 40 -> 24 channels, a depthwise conv over the 40 (its

@@ -440,12 +440,19 @@ def test_lstm(props: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(
     ("props", "batch"),
-    [({"hidden_size": 3, "direction": "bidirectional"}, 2), ({"hidden_size": 16, "layout": 1}, 1)],
-    ids=["bidirectional-batch2", "gemv-tiles-layout1"],
+    [
+        ({"hidden_size": 3, "direction": "bidirectional"}, 2),
+        ({"hidden_size": 16, "layout": 1}, 1),
+        ({"hidden_size": 32, "direction": "bidirectional", "recurrent_panel": 32}, 1),
+        ({"hidden_size": 16, "recurrent_panel": 16}, 3),
+    ],
+    ids=["bidirectional-batch2", "gemv-tiles-layout1", "panels-bidirectional", "panels-batch3"],
 )
 def test_lstm_weights_kn(props: dict[str, Any], batch: int) -> None:
     """Transposed weights: the input projection and each step's h R^T are matmul tiles
-    inside the kernel (cache_write tiles; 4H = 64 columns make GEMV tiles of 8 vectors)."""
+    inside the kernel (cache_write tiles; 4H = 64 columns make GEMV tiles of 8 vectors); R
+    packed in column panels ([dirs, 4H/P, H, P]: 128 columns in four 32-wide panels, one GEMV
+    tile; 64 in four 16-wide ones for three rows)."""
     _check_lstm({**props, "weights_kn": True}, batch=batch, inp=8)
 
 
@@ -458,6 +465,8 @@ def _check_lstm(props: dict[str, Any], batch: int, inp: int) -> None:
     kn = props.get("weights_kn", False)
     w = (dirs, inp, 4 * h) if kn else (dirs, 4 * h, inp)
     r = (dirs, h, 4 * h) if kn else (dirs, 4 * h, h)
+    if panel := props.get("recurrent_panel", 0):
+        r = (dirs, 4 * h // panel, h, panel)
     shapes = [x, w, r, (dirs, 8 * h), st, st, (dirs, 3 * h)]
     m = op_module(nn_rnn.LSTMOp, [t(s) for s in shapes], **props)
     check(m, _rnn_inputs(m), rtol=1e-4, atol=1e-5)
