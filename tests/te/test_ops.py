@@ -478,16 +478,30 @@ def _check_lstm(props: dict[str, Any], batch: int, inp: int) -> None:
         {"hidden_size": 3},
         {"hidden_size": 3, "linear_before_reset": True, "direction": "bidirectional"},
         {"hidden_size": 2, "direction": "reverse", "layout": 1, "clip": 0.5},
+        {"hidden_size": 3, "weights_kn": True, "direction": "bidirectional"},
+        {"hidden_size": 16, "weights_kn": True, "linear_before_reset": True, "layout": 1},
     ],
-    ids=["forward", "linear-before-reset-bidirectional", "reverse-layout1-clip"],
+    ids=[
+        "forward",
+        "linear-before-reset-bidirectional",
+        "reverse-layout1-clip",
+        "kn-bidirectional",
+        "kn-gemv-tiles-linear-before-reset",
+    ],
 )
 def test_gru(props: dict[str, Any]) -> None:
+    """With `weights_kn` ([dirs, K, 3H] weights) the input projection is one product for every
+    step and the products by R (the z and r gates' 2H columns, then the h gate's H from
+    column 2H on) are matmul tiles."""
     h = props["hidden_size"]
     dirs = 2 if props.get("direction") == "bidirectional" else 1
     layout = props.get("layout", 0)
     x = (2, 3, 4) if layout else (3, 2, 4)
     st = (2, dirs, h) if layout else (dirs, 2, h)
-    shapes = [x, (dirs, 3 * h, 4), (dirs, 3 * h, h), (dirs, 6 * h), st]
+    w, r = (dirs, 3 * h, 4), (dirs, 3 * h, h)
+    if props.get("weights_kn"):
+        w, r = (dirs, 4, 3 * h), (dirs, h, 3 * h)
+    shapes = [x, w, r, (dirs, 6 * h), st]
     m = op_module(nn_rnn.GRUOp, [t(s) for s in shapes], **props)
     check(m, _rnn_inputs(m), rtol=1e-4, atol=1e-5)
 
