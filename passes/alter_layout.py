@@ -528,6 +528,15 @@ def _unflattened(op: DenseOp) -> tuple[ReshapeOp, ReshapeOp] | None:
     return flatten, after
 
 
+def _transposed_rnn_weights(op: LSTMOp | GRUOp) -> tuple[TransposeOp, TransposeOp] | None:
+    """W and R of a recurrent op, [dirs, gates, K], transposed to [dirs, K, gates]; None
+    when they are not both constant with static shapes (or already moved)."""
+    w, r = op.w, op.r
+    if op.attr("weights_kn") or not all(is_static(v.type) and is_constant_like(v) for v in (w, r)):
+        return None
+    return TransposeOp.make(w, perm=[0, 2, 1]), TransposeOp.make(r, perm=[0, 2, 1])
+
+
 @dataclass
 class LSTMWeightsKN(RewritePattern):
     """lstm with constant W, R [dirs, 4H, K] -> the same lstm over transposed [dirs, K, 4H]
@@ -543,16 +552,13 @@ class LSTMWeightsKN(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: LSTMOp, rewriter: PatternRewriter) -> None:
-        w, r = op.w, op.r
-        if op.attr("weights_kn") or not all(
-            is_static(v.type) and is_constant_like(v) for v in (w, r)
-        ):
+        transposed = _transposed_rnn_weights(op)
+        if transposed is None:
             return
-        wt = TransposeOp.make(w, perm=[0, 2, 1])
-        rt = TransposeOp.make(r, perm=[0, 2, 1])
+        wt, rt = transposed
         ops: list[Operation] = [wt, rt]
         recurrent = rt.results[0]
-        dirs, h4, hidden = shape_of(r)
+        dirs, h4, hidden = shape_of(op.r)
         batch = shape_of(op.results[1])[-2]
         panel = self.panel
         if should_pack(batch, hidden, h4, panel, constant=True):
@@ -581,13 +587,10 @@ class GRUWeightsKN(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: GRUOp, rewriter: PatternRewriter) -> None:
-        w, r = op.w, op.r
-        if op.attr("weights_kn") or not all(
-            is_static(v.type) and is_constant_like(v) for v in (w, r)
-        ):
+        transposed = _transposed_rnn_weights(op)
+        if transposed is None:
             return
-        wt = TransposeOp.make(w, perm=[0, 2, 1])
-        rt = TransposeOp.make(r, perm=[0, 2, 1])
+        wt, rt = transposed
         new = op.clone()
         new.operands = [op.x, wt.results[0], rt.results[0], *op.operands[3:]]
         new.properties["weights_kn"] = BoolAttr.from_bool(True)
