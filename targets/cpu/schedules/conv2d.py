@@ -127,7 +127,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     group = n_row_tiles
     strip = 0
     if not depthwise:
-        fit = _column_strip(anchor, ocf, rows, owf)
+        fit = _column_strip(anchor, rows, owf)
         strips = sorted({0, fit, max(fit // 2, 1), 2 * fit} if fit else {0})
         strip = s.knob("conv.col_strip", strips, fit)
     if not depthwise and not strip:
@@ -312,15 +312,10 @@ def _row_group(anchor: ComputeOp, ocf: int, rows: int, groups: Sequence[int]) ->
     1x1 conv with stride 2 at 56x56 (3.2 MB in, 16 tiles of two blocks): 1.84 -> 1.34 ms on one
     thread in groups of 4 rows (onnxruntime 1.40); its 3x3 convs at 14x14 and 7x7 (the input
     fits) keep one group."""
-    reads = product_reads(anchor)
-    if reads is None:
+    operands = _operand_bytes(anchor)
+    if operands is None:
         return groups[-1]
-    image, weights = (r.tensor.type for r in reads)
-    assert isinstance(image, TensorType) and isinstance(weights, TensorType)
-    size = _element_bytes(anchor)
-    w_bytes = math.prod(weights.get_shape()) * size
-    shape = image.get_shape()
-    row_bytes = anchor.reduce_shape[0] * math.prod(shape[3:]) * size  # one image's
+    shape, row_bytes, w_bytes = operands
     block_tiles = -(-anchor.shape[1] // ocf)
     n_row_tiles = groups[-1]
 
@@ -336,7 +331,21 @@ def _row_group(anchor: ComputeOp, ocf: int, rows: int, groups: Sequence[int]) ->
     return min(reversed(groups), key=traffic)
 
 
-def _column_strip(anchor: ComputeOp, ocf: int, rows: int, owf: int) -> int:
+def _operand_bytes(anchor: ComputeOp) -> tuple[Sequence[int], int, int] | None:
+    """A dense conv's input shape, the bytes of one input row of one image (every channel
+    block) and the bytes of its weights; None when its formula is not a plain product."""
+    reads = product_reads(anchor)
+    if reads is None:
+        return None
+    image, weights = (r.tensor.type for r in reads)
+    assert isinstance(image, TensorType) and isinstance(weights, TensorType)
+    size = _element_bytes(anchor)
+    shape = image.get_shape()
+    row_bytes = anchor.reduce_shape[0] * math.prod(shape[3:]) * size
+    return shape, row_bytes, math.prod(weights.get_shape()) * size
+
+
+def _column_strip(anchor: ComputeOp, rows: int, owf: int) -> int:
     """Column tiles a strip of a dense conv whose input rows are too wide for L2 takes (0: no
     strips). Rows are the unit of reuse elsewhere (row groups, `_row_group`): a tile row reads
     its kh input rows, which the next tile rows read again from L2. When the kh rows of every
@@ -344,24 +353,17 @@ def _column_strip(anchor: ComputeOp, ocf: int, rows: int, owf: int) -> int:
     16 x 12544: 3.2 MB a row), each input line comes from memory again for every output row
     and channel-block tile. Strips of columns outermost keep a strip's input, all its rows,
     in L2 beside the weights while every row and channel-block tile of the strip uses it."""
-    reads = product_reads(anchor)
-    if reads is None:
+    operands = _operand_bytes(anchor)
+    if operands is None or len(operands[0]) != 5:
         return 0
-    image, weights = (r.tensor.type for r in reads)
-    assert isinstance(image, TensorType) and isinstance(weights, TensorType)
-    shape = image.get_shape()
-    if len(shape) != 5:
-        return 0
-    size = _element_bytes(anchor)
-    row_bytes = anchor.reduce_shape[0] * math.prod(shape[3:]) * size
+    shape, row_bytes, w_bytes = operands
     if row_bytes * _input_rows(anchor, rows, shape[2]) <= L2_BYTES // 2:
         return 0
-    w_bytes = math.prod(weights.get_shape()) * size
     if w_bytes > L2_BYTES // 4:  # every strip would read the weights again from memory
         return 0
     ow = anchor.shape[3]
     tile_columns = -(-owf * shape[3] // ow)  # input columns a tile reads (its stride)
-    tile_bytes = anchor.reduce_shape[0] * shape[2] * tile_columns * shape[4] * size
+    tile_bytes = row_bytes // shape[3] * shape[2] * tile_columns  # every row of it
     strip = max((L2_BYTES // 2 - w_bytes) // tile_bytes, 1)
     return strip if strip < -(-ow // owf) else 0
 
