@@ -8,6 +8,7 @@ import math
 from xdsl.dialects import arith, func
 from xdsl.ir import Operation, SSAValue
 
+from nnvm.dialects.te.exprs import constant_value
 from nnvm.dialects.te.ops import ComputeOp, ConstantOp, ExternOp, ReadOp
 from nnvm.dialects.te.schedule import ScheduleOp
 
@@ -96,7 +97,8 @@ same in every lane, known to be a multiple of m), or ("l", m) base + lane (unit 
 base a multiple of m). The kinds of te-to-loops' vectorizer (lowering/te_to_loops/index_math)."""
 
 _UNKNOWN_MULTIPLE = 1
-_ANY_MULTIPLE = 1 << 40
+ANY_MULTIPLE = 1 << 40
+"""The multiple an index known to be 0 (a constant 0, a vector's first lane) is."""
 
 
 def lane_index_kind(v: SSAValue, env: dict[SSAValue, LaneKind], lanes: int) -> LaneKind | None:
@@ -111,11 +113,8 @@ def lane_index_kind(v: SSAValue, env: dict[SSAValue, LaneKind], lanes: int) -> L
     if not isinstance(op, Operation):
         return ("u", _UNKNOWN_MULTIPLE)
     if isinstance(op, arith.ConstantOp):
-        value = getattr(op.value, "value", None)
-        data = getattr(value, "data", None)
-        if isinstance(data, int):
-            return ("u", abs(data) or _ANY_MULTIPLE)
-        return None
+        data = _constant_int(v)
+        return None if data is None else ("u", abs(data) or ANY_MULTIPLE)
     kinds = [lane_index_kind(o, env, lanes) for o in op.operands]
     if any(k is None for k in kinds):
         return None
@@ -138,19 +137,15 @@ def lane_index_kind(v: SSAValue, env: dict[SSAValue, LaneKind], lanes: int) -> L
 
 
 def _constant_int(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp):
-        data = getattr(getattr(op.value, "value", None), "data", None)
-        if isinstance(data, int):
-            return data
-    return None
+    value = constant_value(v.owner) if isinstance(v.owner, Operation) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _uniform_multiple(op: Operation, kinds: list[LaneKind]) -> int:
     """A multiple an index op of uniform operands is known to be."""
     multiples = [m for _, m in kinds]
     if isinstance(op, arith.MuliOp):
-        return min(math.prod(multiples), _ANY_MULTIPLE)
+        return min(math.prod(multiples), ANY_MULTIPLE)
     if isinstance(op, arith.AddiOp | arith.SubiOp):
         return math.gcd(*multiples)
     constant = _constant_int(op.operands[1]) if len(op.operands) == 2 else None

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnvm.dialects.te.analysis import (
+    ANY_MULTIPLE,
     LaneKind,
     depends_on,
     gathers_free,
@@ -512,7 +513,7 @@ class KernelScheduler:
         args = op.block.args[: len(op.shape)]
         lanes = op.shape[-1]
         env: dict[SSAValue, LaneKind] = {a: ("u", 1) for a in args[:-1]}
-        env[args[-1]] = ("l", 1 << 40)
+        env[args[-1]] = ("l", ANY_MULTIPLE)  # the vector is the whole axis: it starts at 0
         return self._lane_reads(op, env, lanes)
 
     def _lane_reads(self, op: ComputeOp, env: dict[SSAValue, LaneKind], lanes: int) -> bool:
