@@ -33,6 +33,7 @@ from nnvm.lowering.to_llvm.llvm_builder import (
     element_type,
     to_llvm_fastmath,
 )
+from nnvm.lowering.to_llvm.math_approx import AVX512_LANES, avx512_minmax
 
 
 def _is_supported(t) -> bool:
@@ -287,9 +288,6 @@ def _constant_floats(value: SSAValue) -> list[float] | None:
     return None
 
 
-AVX512_LANES = 16
-
-
 def _x86_minmax(which: str, fallback: Handler) -> Handler:
     """maximumf/minimumf of a value and a constant that is no NaN (ReLU's 0, ReLU6's 6, a
     Clip's bounds), as AVX-512's vmaxps/vminps with the constant first: x86 returns the second
@@ -310,20 +308,7 @@ def _x86_minmax(which: str, fallback: Handler) -> Handler:
         else:
             return fallback(op, b)
         const, x = b.to_llvm(op.operands[k]), b.to_llvm(op.operands[1 - k])
-        part = VectorType(t.element_type, [AVX512_LANES])
-        current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
-        name = f"llvm.x86.avx512.{which}.ps.512"
-
-        def one(c: SSAValue, v: SSAValue) -> SSAValue:
-            return b.call_intrinsic(name, [c, v, current], part)
-
-        if lanes == AVX512_LANES:
-            return [one(const, x)]
-        pieces = [
-            one(b.lanes(const, s, AVX512_LANES), b.lanes(x, s, AVX512_LANES))
-            for s in range(0, lanes, AVX512_LANES)
-        ]
-        return [b.concat(pieces)]
+        return [b.sliced([const, x], AVX512_LANES, lambda c, v: avx512_minmax(b, which, c, v))]
 
     return handler
 

@@ -37,7 +37,7 @@ from nnvm.lowering.to_llvm.llvm_builder import (
     same_shape,
     to_llvm_fastmath,
 )
-from nnvm.lowering.to_llvm.math_approx import F32Math
+from nnvm.lowering.to_llvm.math_approx import AVX512_LANES, F32Math
 from nnvm.support.errors import UserError
 
 
@@ -133,10 +133,6 @@ def _fpowi(op: math.FPowIOp, b: LLVMBuilder):
     return [b.call_intrinsic(name, [x, n32], t)]
 
 
-REGISTER_LANES = 16
-"""f32 lanes of an AVX-512 register: the width of the polynomials' x86-specific forms."""
-
-
 @dataclass(frozen=True)
 class _Approx:
     """exp/log/tanh/erf: polynomial for f32 (and f16 via f32), intrinsic or libm otherwise."""
@@ -174,12 +170,10 @@ class _Approx:
         the registers LLVM would split the vector into; the shuffles cost nothing."""
         t = x.type
         n = t.get_shape()[0] if isinstance(t, VectorType) and t.get_num_dims() == 1 else 0
-        if not self.ldexp or n <= REGISTER_LANES or n % REGISTER_LANES:
+        if not self.ldexp or n <= AVX512_LANES or n % AVX512_LANES:
             return fn(F32Math(b, t, self.ldexp), x)
-        part = VectorType(t.element_type, [REGISTER_LANES])
-        math16 = F32Math(b, part, self.ldexp)
-        pieces = [b.lanes(x, s, REGISTER_LANES) for s in range(0, n, REGISTER_LANES)]
-        return b.concat([fn(math16, p) for p in pieces])
+        math16 = F32Math(b, VectorType(t.element_type, [AVX512_LANES]), self.ldexp)
+        return b.sliced([x], AVX512_LANES, lambda p: fn(math16, p))
 
 
 def math_table(approximate: bool = True, ldexp: bool = False) -> dict[type[Operation], Handler]:

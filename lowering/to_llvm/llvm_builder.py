@@ -474,6 +474,18 @@ class LLVMBuilder:
         mask = DenseArrayBase.from_list(i32, list(range(start, start + count)))
         return self.emit(llvm.ShuffleVectorOp(v, v, mask, part))
 
+    def sliced(self, operands: Sequence[SSAValue], lanes: int, fn) -> SSAValue:
+        """fn on `lanes`-lane slices of 1-D vectors of a multiple of that many lanes (one
+        slice each from every operand, in step), the results joined: an instruction of one
+        register's width over a wider vector (the slices are the registers LLVM would split
+        it into; the shuffles cost nothing)."""
+        n = operands[0].type.get_shape()[0]  # type: ignore[attr-defined]
+        if n == lanes:
+            return fn(*operands)
+        return self.concat(
+            [fn(*(self.lanes(v, s, lanes) for v in operands)) for s in range(0, n, lanes)]
+        )
+
     def concat(self, parts: Sequence[SSAValue]) -> SSAValue:
         """One vector of the lanes of `parts` (1-D vectors of one element type and any
         lengths), in order. Pairs are joined round by round, so three 16-lane parts join as

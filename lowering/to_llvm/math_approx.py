@@ -76,6 +76,17 @@ EXP_LO = -104.0  # below log(2^-150): the result rounds to 0
 ROUNDING_MAGIC = 12582912.0  # 1.5 * 2^23: adding it rounds to an integer in the low bits
 
 
+AVX512_LANES = 16
+"""f32 lanes of an AVX-512 register: the width of the x86-specific forms."""
+
+
+def avx512_minmax(b: LLVMBuilder, op: str, a: SSAValue, x: SSAValue) -> SSAValue:
+    """x86's vminps/vmaxps(a, x) on 16 lanes (`op` "min" or "max"): `a` where it compares
+    below (above) x, else x, so a NaN in x passes through (LLVM's minnum/maxnum drop it)."""
+    current = b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
+    return b.call_intrinsic(f"llvm.x86.avx512.{op}.ps.512", [a, x, current], a.type)
+
+
 def f32_bits(value: float) -> int:
     """The IEEE-754 single bit pattern of `value` as a signed 32-bit integer."""
     return struct.unpack("<i", struct.pack("<f", value))[0]
@@ -153,13 +164,11 @@ class F32Math:
 
     def _avx512(self) -> bool:
         """16 lanes with AVX-512's instructions at hand (the target asked for ldexp)."""
-        return self.ldexp and isinstance(self.t, VectorType) and self.t.get_shape() == (16,)
+        shape = self.t.get_shape() if isinstance(self.t, VectorType) else ()
+        return self.ldexp and shape == (AVX512_LANES,)
 
     def _x86(self, op: str, a: SSAValue, x: SSAValue) -> SSAValue:
-        """x86's vminps/vmaxps(a, x): `a` where it compares below (above) x, else x, so a NaN
-        in x passes through (LLVM's minnum/maxnum drop it)."""
-        current = self.b.const(4, IntegerType(32))  # _MM_FROUND_CUR_DIRECTION
-        return self.b.call_intrinsic(f"llvm.x86.avx512.{op}.ps.512", [a, x, current], self.t)
+        return avx512_minmax(self.b, op, a, x)
 
     def _exp_scalef(self, x: SSAValue, negate: bool = False, bounded: bool = False) -> SSAValue:
         """exp of 16 lanes with AVX-512's vscalefps, which scales by 2^n given n as a float
