@@ -25,6 +25,7 @@ from nnvm.dialects.nnvm.base import (
     tensor,
 )
 from nnvm.dialects.nnvm.dtypes import is_float
+from nnvm.dialects.nnvm.nn import unpack_panels
 from nnvm.dialects.nnvm.traits import OpPattern, OpPatternKind
 from nnvm.dialects.te import builder as te
 from nnvm.dialects.te.builder import Expr, KernelBuilder, TensorRef
@@ -148,12 +149,6 @@ class _RecurrentOp(NNVMOp):
     def _te_steps(self, seq: int, d: int) -> list[int]:
         backward = self.attr("direction") == "reverse" or d == 1
         return list(reversed(range(seq))) if backward else list(range(seq))
-
-    def _te_x_at(self, x: TensorRef, t: int) -> Callable[[Expr, Expr], Expr]:
-        """x_t[batch, k] read straight from X (either layout)."""
-        if self.attr("layout"):
-            return lambda bi, k: x[bi, t, k]
-        return lambda bi, k: x[t, bi, k]
 
     def _te_state(self, s: TensorRef, d: int) -> Callable[[Expr, Expr], Expr]:
         if self.attr("layout"):
@@ -354,7 +349,7 @@ class LSTMOp(_RecurrentOp):
         hid = self.attr("hidden_size")
         w, r, b, p = (a.astype(np.float64) for a in (w, r, b, p))
         if self.attr("recurrent_panel"):  # [dirs, 4H/P, H, P] -> [dirs, H, 4H]
-            r = r.transpose(0, 2, 1, 3).reshape(r.shape[0], r.shape[2], -1)
+            r = np.stack([unpack_panels(rd) for rd in r])
         if self.attr("weights_kn"):
             w, r = w.transpose(0, 2, 1), r.transpose(0, 2, 1)
         couple = self.attr("input_forget")
@@ -512,7 +507,7 @@ class GRUOp(_RecurrentOp):
             per_step: dict[int, TensorRef] = {}
             gx = self._te_input_projection(b, x, w, d, (seq, batch, inp), 3 * hid, kn)
             for t in self._te_steps(seq, d):
-                h_new = self._te_step(b, (gx, w, r, bias), d, t, h, (batch, inp, hid))
+                h_new = self._te_step(b, (gx, r, bias), d, t, h, (batch, hid))
                 per_step[t] = h_new
                 h = _reader(h_new)
             hs.append(per_step)
@@ -522,16 +517,16 @@ class GRUOp(_RecurrentOp):
     def _te_step(
         self,
         b: KernelBuilder,
-        params: tuple[TensorRef, ...],
+        params: tuple,
         d: int,
         t: int,
         h: Callable[[Expr, Expr], Expr],
-        dims: tuple[int, int, int],
+        dims: tuple[int, int],
     ) -> TensorRef:
         """One time step of one direction: h_t (x_t W^T is `gx`, computed for every step at
         once; with `weights_kn` the products by R are matmul tiles, else dot products)."""
-        gx, w, r, bias = params
-        batch, inp, hid = dims
+        gx, r, bias = params
+        batch, hid = dims
         kn = self.attr("weights_kn")
 
         def recurrent(a: Callable[[Expr, Expr], Expr], rows: tuple[int, int], name: str):
