@@ -36,7 +36,7 @@ _C_TYPES = {
 
 def runtime_sources() -> list[Path]:
     """The model-independent C runtime shipped with nnvm (the entry points' helpers and the
-    parallel-loop runtime)."""
+    kernel runtime: parallel loops, scratch buffers)."""
     root = resources.files("nnvm.targets.cpu")
     return [Path(str(root / "nnvm_runtime.c")), *kernel_runtime_sources()]
 

@@ -52,8 +52,8 @@ def needs_kernel_runtime(text: str) -> bool:
 
 @cache
 def load_parallel_runtime() -> str:
-    """Make the parallel-loop runtime's symbols (nnvm_parallel, nnvm_loop_start, ...) visible
-    to the JIT."""
+    """Make the kernel runtime's symbols (nnvm_parallel, nnvm_loop_start, ...,
+    nnvm_scratch_alloc) visible to the JIT."""
     from nnvm.targets.cpu.link import threads_library
 
     name = str(threads_library())
