@@ -111,3 +111,21 @@ func.func @gru_int(%a0: tensor<5x2x3xi32>, %a1: tensor<1x12x3xf32>, %a2: tensor<
   %0:2 = nnvm.gru %a0, %a1, %a2, %a3, %a4 {hidden_size = 4} : (tensor<5x2x3xi32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xi32>, tensor<1x2x4xi32>)
   func.return %0#0 : tensor<5x1x2x4xi32>
 }
+
+// -----
+
+// With recurrent_panel, R is [dirs, 4H/P, H, P] (here 4H = 16 in panels of 8).
+func.func @lstm_r_panels(%a0: tensor<5x2x3xf32>, %a1: tensor<1x3x16xf32>, %a2: tensor<1x4x16xf32>, %a3: tensor<1x32xf32>, %a4: tensor<1x2x4xf32>, %a5: tensor<1x2x4xf32>, %a6: tensor<1x12xf32>) -> tensor<5x1x2x4xf32> {
+  // expected-error @+1 {{lstm: R must have shape [1, 2, 4, 8], got [1, 4, 16]}}
+  %0:3 = nnvm.lstm %a0, %a1, %a2, %a3, %a4, %a5, %a6 {hidden_size = 4, weights_kn = true, recurrent_panel = 8} : (tensor<5x2x3xf32>, tensor<1x3x16xf32>, tensor<1x4x16xf32>, tensor<1x32xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  func.return %0#0 : tensor<5x1x2x4xf32>
+}
+
+// -----
+
+// With weights_kn, a gru's W is [dirs, K, 3H].
+func.func @gru_w_kn(%a0: tensor<5x2x3xf32>, %a1: tensor<1x12x3xf32>, %a2: tensor<1x4x12xf32>, %a3: tensor<1x24xf32>, %a4: tensor<1x2x4xf32>) -> tensor<5x1x2x4xf32> {
+  // expected-error @+1 {{gru: W must have shape [1, 3, 12], got [1, 12, 3]}}
+  %0:2 = nnvm.gru %a0, %a1, %a2, %a3, %a4 {hidden_size = 4, weights_kn = true} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x4x12xf32>, tensor<1x24xf32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
+  func.return %0#0 : tensor<5x1x2x4xf32>
+}
