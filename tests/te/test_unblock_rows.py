@@ -54,3 +54,49 @@ def test_unblocking_transform_computes_costly_rows_blocked(
     at = [o for o in scheduled.walk() if isinstance(o, ComputeAtOp)]
     assert bool(at) == rows, str(scheduled)
     check(lowered_from, atol=1e-5)
+
+
+def _blocking_kernel(op: str, channels: int, rows: int, cols: int) -> str:
+    blocks = -(-channels // 16)
+    x = f"tensor<1x{channels}x{rows}x{cols}xf32>"
+    y = f"tensor<1x{blocks}x{rows}x{cols}x16xf32>"
+    scale = f"tensor<1x{channels}x1x1xf32>"
+    if op == "silu":  # a group norm's apply (x * scale + shift) and SiLU, as a UNet has them
+        produce = f"""%a = nnvm.mul %x, %s : ({x}, {scale}) -> {x}
+  %b = nnvm.add %a, %s : ({x}, {scale}) -> {x}
+  %g = nnvm.sigmoid %b : ({x}) -> {x}
+  %r = nnvm.mul %b, %g : ({x}, {x}) -> {x}"""
+    else:
+        produce = f"%r = nnvm.{op} %x : ({x}) -> {x}"
+    return f"""
+func.func @k(%x: {x}, %s: {scale}) -> {y} {{
+  {produce}
+  %y = nnvm.layout_transform %r {{src_layout = "NCHW", dst_layout = "NCHW16c"}} : ({x}) -> {y}
+  func.return %y : {y}
+}}"""
+
+
+@pytest.mark.parametrize(
+    ("op", "channels", "rows", "cols", "computed_at"),
+    [
+        ("silu", 32, 3, 48, True),
+        ("silu", 21, 2, 40, True),
+        ("sigmoid", 16, 3, 17, True),
+        ("sigmoid", 32, 4, 7, False),
+        ("relu", 32, 3, 48, False),
+    ],
+    ids=["silu", "silu-channel-and-row-tails", "sigmoid", "rows-shorter-than-a-vector", "relu"],
+)
+def test_blocking_transform_computes_costly_rows_in_vectors(
+    op: str, channels: int, rows: int, cols: int, computed_at: bool
+) -> None:
+    """The mirror: a transform into NCHW16c whose inlined producer is costly computes the
+    block's rows of the producer in vectors along the row (`_block_rows`); a ReLU, or rows
+    shorter than a vector, stay inlined."""
+    lowered_from = parse(_blocking_kernel(op, channels, rows, cols))
+    scheduled = lowered_from.clone()
+    LowerToTE().apply(CTX, scheduled)
+    ApplyDefaultSchedulePass().apply(CTX, scheduled)
+    at = [o for o in scheduled.walk() if isinstance(o, ComputeAtOp)]
+    assert bool(at) == computed_at, str(scheduled)
+    check(lowered_from, atol=1e-5)

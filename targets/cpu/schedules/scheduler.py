@@ -321,7 +321,9 @@ class KernelScheduler:
                 self.parallel(name, outer, op)
             return
         if not self._gathers_free(op):
-            if self._unblock_rows(name, op) or self._transposed(name, op):
+            if self._unblock_rows(name, op) or self._block_rows(name, op):
+                return
+            if self._transposed(name, op):
                 return
             # vectors along the last axis would need gathers (NCHW16c -> NCHW reads with a
             # stride of 16): a plain inner loop under the fused outer axes, so each element
@@ -366,20 +368,12 @@ class KernelScheduler:
         producer = self.infos.get(read.tensor)
         if producer is None or producer.name not in self.inlined or len(producer.readers) != 1:
             return False
-        if not (_has_taps(producer.op) or _calls_transcendental(producer.op)):
+        if not self._costly(producer.op):
             return False
         block = producer.op.shape[-1]
         if block > MAX_LANES:
             return False
-        self.inlined.discard(producer.name)
-        self.prims = [
-            p
-            for p in self.prims
-            if not (
-                isinstance(p, ComputeInlineOp)
-                and p.properties["stage"] == StringAttr(producer.name)
-            )
-        ]
+        self._uninline(producer.name)
         axes = op.spatial_names
         n, c, *rest = axes
         p = self.prims
@@ -392,6 +386,58 @@ class KernelScheduler:
         p.append(VectorizeOp.make(producer.name, producer.op.spatial_names[-1]))
         self.done.add(producer.name)
         return True
+
+    def _block_rows(self, name: str, op: ComputeOp) -> bool:
+        """A transform into a channel-blocked layout (NCHW -> NCHW16c: out[n, c // 16, h, w,
+        c % 16] = P[n, c, h, w]) whose inlined producer P is costly (a transcendental function,
+        interpolation taps): P is computed for the block's channels a row at a time in its own
+        layout, vectorized along the row, at the transform's loop over (n, c // 16, h), which
+        then gathers the row into the block. Inlined, P ran scalar for every element: a
+        UNet's GroupNorm + SiLU into NCHW16c, 1.5 ms for 4 MB."""
+        read = _blocking_read(op)
+        if read is None:
+            return False
+        producer = self.infos.get(read.tensor)
+        if producer is None or producer.name not in self.inlined or len(producer.readers) != 1:
+            return False
+        if not self._costly(producer.op):
+            return False
+        row = producer.op.shape[-1]
+        if row < self.lanes(producer.op.element_type):
+            return False  # rows shorter than a vector: P would not vectorize along them
+        self._uninline(producer.name)
+        axes = op.spatial_names
+        outer = self.fuse(name, axes[:-2])
+        assert outer is not None
+        self.parallel(name, outer, op)
+        p = self.prims
+        p.append(ComputeAtOp.make(producer.name, name, outer))
+        last = producer.op.spatial_names[-1]
+        lanes = self.lanes(producer.op.element_type)
+        p.append(SplitOp.make(producer.name, last, lanes, None, f"{last}.o", f"{last}.i"))
+        p.append(VectorizeOp.make(producer.name, f"{last}.i"))
+        self.done.add(producer.name)
+        return True
+
+    def _costly(self, op: ComputeOp) -> bool:
+        """Does the formula, through the producers inlined into it, evaluate a transcendental
+        function or gather taps (a SiLU's sigmoid under its product, an upsample's taps)?"""
+        if _has_taps(op) or _calls_transcendental(op):
+            return True
+        for r in op.block.ops:
+            producer = self.infos.get(r.tensor) if isinstance(r, ReadOp) else None
+            if producer is not None and producer.name in self.inlined and self._costly(producer.op):
+                return True
+        return False
+
+    def _uninline(self, stage: str) -> None:
+        """Take back the compute_inline of `stage` (a transform computes it itself)."""
+        self.inlined.discard(stage)
+        self.prims = [
+            p
+            for p in self.prims
+            if not (isinstance(p, ComputeInlineOp) and p.properties["stage"] == StringAttr(stage))
+        ]
 
     def _transposed(self, name: str, op: ComputeOp) -> bool:
         """A transpose (through inlined reshapes): the tensor it reads is contiguous along
@@ -708,6 +754,36 @@ def _unblocking_read(op: ComputeOp) -> ReadOp | None:
     if idx[0] is not args[0] or idx[2:-1] != args[2:]:
         return None
     return read
+
+
+def _blocking_read(op: ComputeOp) -> ReadOp | None:
+    """The read of a transform into a channel-blocked layout: out[a0, a1, ..., a_{n-1}] reads
+    P[a0, a1 * B + a_{n-1}, a2, ..., a_{n-2}] (B = the stage's last extent, n >= 4), the
+    formula's only read (a select may zero the padding channels of the last block)."""
+    args = list(op.block.args[: len(op.shape)])
+    reads = [r for r in op.block.ops if isinstance(r, ReadOp)]
+    if len(args) < 4 or len(reads) != 1 or len(reads[0].indices) != len(args) - 1:
+        return None
+    read = reads[0]
+    idx = list(read.indices)
+    if idx[0] is not args[0] or idx[2:] != args[2:-1]:
+        return None
+    add = idx[1].owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    for scaled, lane in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        mul = scaled.owner
+        if lane is not args[-1] or not isinstance(mul, arith.MuliOp):
+            continue
+        for axis, factor in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+            const = factor.owner
+            if (
+                axis is args[1]
+                and isinstance(const, arith.ConstantOp)
+                and const.value.value.data == op.shape[-1]  # type: ignore[attr-defined]
+            ):
+                return read
+    return None
 
 
 TRANSPOSE_TILE = 64
