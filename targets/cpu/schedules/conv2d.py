@@ -510,11 +510,12 @@ def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     n, oc, h, w = s.axes(e)
     an, aoc, ah, aw = anchor.spatial_names
     noc, ow = anchor.shape[1], anchor.shape[3]
-    ocf = 1 if anchor.template_name == "depthwise_conv2d_nchw" else divisor(noc, (4, 2), 1)
-    owf = ow if ow <= 16 else 16 if ow % 16 == 0 else 8
-    if anchor.template_name != "depthwise_conv2d_nchw":
-        ocf = s.knob("conv.channels", [c for c in (1, 2, 4, 8) if noc % c == 0], ocf)
-    owf = s.knob("conv.cols", [c for c in (4, 8, 16, 32) if c < ow] + [ow] * (ow <= 32), owf)
+    depthwise = anchor.template_name == "depthwise_conv2d_nchw"
+    ocf = 1 if depthwise else noc if noc <= 4 else divisor(noc, (4, 2), 1)
+    owf = _nchw_cols(ow, ocf, s.lanes(anchor.element_type))
+    if not depthwise:
+        ocf = s.knob("conv.channels", [c for c in (1, 2, 3, 4, 8) if noc % c == 0], ocf)
+    owf = s.knob("conv.cols", [c for c in (4, 8, 16, 32, 64) if c < ow] + [ow] * (ow <= 64), owf)
     p = s.prims
     p.append(TileOp.make(e, [oc, w], [ocf, owf], [f"{oc}.o", f"{w}.o", f"{oc}.i", f"{w}.i"]))
     p.append(ReorderOp.make(e, [n, f"{oc}.o", h, f"{w}.o", f"{oc}.i", f"{w}.i"]))
@@ -526,3 +527,31 @@ def conv2d_nchw(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     p.append(ReorderOp.make(a, [an, ah, *anchor.reduce_names, aoc, aw]))
     p.append(UnrollOp.make(a, aoc))
     p.append(VectorizeOp.make(a, aw))
+
+
+NCHW_MIN_ACCUMULATORS = 8
+"""Vector accumulators an NCHW conv's tile keeps in flight: two FMA ports of 4 cycles' latency
+need 8 independent sums. A UNet's last conv (64 -> 3 channels at 128 x 128) took one channel
+by one 16-column vector: one chain of dependent FMAs, 13% of the machine's peak."""
+
+
+def _nchw_cols(ow: int, channels: int, lanes: int) -> int:
+    """The columns of an NCHW conv's tile of `channels` output channels: whole vectors of
+    `lanes`, enough that the tile holds NCHW_MIN_ACCUMULATORS sums (at most 4 vectors a
+    channel), preferring a width that divides the row: a last tile of fewer columns puts a
+    masked branch inside the reduction, and its accumulators stay in memory (a 3-channel
+    tile of 48 columns over 128: 1.06 ms; of 64: see the test)."""
+    want = min(4, -(-NCHW_MIN_ACCUMULATORS // channels))
+    if ow <= want * lanes:
+        return ow
+    dividing = [v for v in range(1, 5) if ow % (v * lanes) == 0]
+    if dividing:
+        enough = [v for v in dividing if v >= want]
+        return lanes * (enough[0] if enough else dividing[-1])
+    if ow <= 4 * lanes and channels * -(-ow // lanes) <= NCHW_MAX_ACCUMULATORS:
+        return ow  # the whole row, its last vector partial (ResNeXt's 56 columns)
+    return want * lanes
+
+
+NCHW_MAX_ACCUMULATORS = 16
+"""At most this many vector sums in an NCHW conv's tile that takes a whole row."""
