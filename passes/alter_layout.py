@@ -72,6 +72,7 @@ from nnvm.dialects.nnvm.elementwise import (
     SigmoidOp,
     TanhOp,
 )
+from nnvm.dialects.nnvm.indexing import SliceOp
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.nn import (
     DOT_BYTES,
@@ -829,6 +830,42 @@ class SinkThroughSplit(RewritePattern):
 
 
 @dataclass
+class SinkThroughSlice(RewritePattern):
+    """A slice of a blocked tensor along N, H and/or W (any steps), or along C at whole blocks
+    with step 1, slices the blocked tensor: the piece stays blocked. DeepLab's atrous
+    branches, split by prune-conv-taps into sub-convs over crops of their input, moved the
+    2048-channel input to NCHW and each crop back to NCHW16c: 13 transposing copies, 9.8 ms."""
+
+    stats: _Stats
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        if len(shape_of(op.operands[0])) != 4 or not is_static(op.results[0].type):
+            return
+        source = blocked_source(op.operands[0])
+        if source is None:
+            return
+        a, layout = source
+        block = shape_of(a)[4]
+        axes = [normalize_axis(x, 4) for x in op.attr("axes")]
+        starts, ends, steps = list(op.attr("starts")), list(op.attr("ends")), list(op.attr("steps"))
+        channels = shape_of(op.operands[0])[1]
+        for k, axis in enumerate(axes):
+            if axis != 1:
+                continue
+            start, end = (
+                max(0, min(x + channels if x < 0 else x, channels)) for x in (starts[k], ends[k])
+            )
+            if steps[k] != 1 or start % block or end % block or is_padded(a, op.operands[0]):
+                return  # a piece of a block: the slice stays in NCHW
+            starts[k], ends[k] = start // block, end // block
+        blocked = rebuild(op, [a], axes=axes, starts=starts, ends=ends, steps=steps)
+        blocked.results[0].name_hint = op.results[0].name_hint
+        _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))
+        self.stats.followers += 1
+
+
+@dataclass
 class SinkThroughResize(RewritePattern):
     """A resize of a blocked tensor that keeps its channels (scale 1 along C, no roi) resizes
     the blocked tensor: the block axis is one more axis of scale 1, copied (YOLO's nearest and
@@ -1022,6 +1059,7 @@ class AlterLayoutPass(ModulePass):
             SinkThroughPool(stats),
             SinkThroughReduce(stats),
             SinkThroughSplit(stats),
+            SinkThroughSlice(stats),
             SinkThroughResize(stats),
             SinkThroughConcat(stats),
             HoistBlockingAboveUpsample(stats),

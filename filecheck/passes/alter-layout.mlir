@@ -404,11 +404,29 @@ func.func @compose(%x: tensor<1x2x2x2x4xf32>) -> (tensor<1x2x2x2x4xf32>, tensor<
   func.return %b, %c : tensor<1x2x2x2x4xf32>, tensor<1x8x2x2xf32>
 }
 
+// Crops of a blocked map (prune-conv-taps' sub-convs of an atrous conv, strided slices) slice
+// the blocked tensor along H and W, and along C at whole blocks: the convs read them blocked.
+// A crop inside a block reads NCHW.
+// CHECK-LABEL: func.func @slice_crops
+// CHECK:         %s = nnvm.slice %y {starts = [2, 1], ends = [10, 12], axes = [2, 3], steps = [2, 2]} : (tensor<1x2x12x12x8xf32>) -> tensor<1x2x4x6x8xf32>
+// CHECK:         %t = nnvm.slice %y {starts = [1, 1, 1], ends = [2, -1, -1], axes = [1, 2, 3], steps = [1, 1, 1]} : (tensor<1x2x12x12x8xf32>) -> tensor<1x1x10x10x8xf32>
+// CHECK:         nnvm.conv2d %t, %{{.*}} {data_layout = "NCHW8c"
+// CHECK:         nnvm.slice %{{.*}} {starts = [4], ends = [12], axes = [1], steps = [1]} : (tensor<1x16x12x12xf32>)
+func.func @slice_crops(%x: tensor<1x16x12x12xf32>, %w: tensor<16x16x3x3xf32>, %w2: tensor<16x8x1x1xf32>) -> (tensor<1x16x4x6xf32>, tensor<1x16x10x10xf32>, tensor<1x8x12x12xf32>) {
+  %y = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1]} : (tensor<1x16x12x12xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x12x12xf32>
+  %s = nnvm.slice %y {starts = [2, 1], ends = [10, 12], axes = [2, -1], steps = [2, 2]} : (tensor<1x16x12x12xf32>) -> tensor<1x16x4x6xf32>
+  %r = nnvm.relu %s : (tensor<1x16x4x6xf32>) -> tensor<1x16x4x6xf32>
+  %t = nnvm.slice %y {starts = [8, 1, 1], ends = [16, -1, -1], axes = [1, 2, 3], steps = [1, 1, 1]} : (tensor<1x16x12x12xf32>) -> tensor<1x8x10x10xf32>
+  %u = nnvm.conv2d %t, %w2 : (tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x10x10xf32>
+  %v = nnvm.slice %y {starts = [4], ends = [12], axes = [1], steps = [1]} : (tensor<1x16x12x12xf32>) -> tensor<1x8x12x12xf32>
+  func.return %r, %u, %v : tensor<1x16x4x6xf32>, tensor<1x16x10x10xf32>, tensor<1x8x12x12xf32>
+}
+
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 19 blocked-convs - conv2d ops blocked
-// STATS-NEXT:   (S) 27 followers - neighbours moved to the blocked layout
-// STATS-NEXT:   (S) 8 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 37 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 21 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 30 followers - neighbours moved to the blocked layout
+// STATS-NEXT:   (S) 9 composed - back-to-back layout transforms composed
+// STATS-NEXT:   (S) 43 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 12 dense-to-matmul - dense, lstm and gru ops with constant weights moved to transposed weights
 

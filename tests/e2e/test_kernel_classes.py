@@ -475,3 +475,40 @@ def test_recurrent_layers_with_constant_weights(op, hidden, attrs) -> None:
     }
     node = helper.make_node(op, ["x", "W", "R", "B"], ["y"], hidden_size=hidden, **attrs)
     _check(_model_with_consts(node, [seq, 1, inp], consts, 17), [seq, 1, inp])
+
+
+@pytest.mark.parametrize(
+    "starts, ends, axes, steps",
+    [
+        ([2, 1], [30, 31], [2, 3], [1, 1]),  # an atrous branch's crop (prune-conv-taps' kind)
+        ([1, 0], [32, 29], [2, -1], [2, 3]),  # strided, a negative axis
+        ([16, 3], [48, 20], [1, 2], [1, 1]),  # whole channel blocks and rows
+        ([4], [36], [1], [1]),  # channels inside blocks: stays NCHW
+    ],
+)
+def test_crops_of_a_blocked_map(starts, ends, axes, steps) -> None:
+    """A conv, a Slice of its output, a conv of the crop: the crop slices the blocked map
+    (alter-layout's SinkThroughSlice) unless it cuts inside a channel block."""
+    consts = {
+        "w1": np.random.default_rng(1).standard_normal((64, 16, 3, 3)).astype(np.float32) * 0.1,
+        "starts": np.array(starts, np.int64),
+        "ends": np.array(ends, np.int64),
+        "axes": np.array(axes, np.int64),
+        "steps": np.array(steps, np.int64),
+    }
+    sliced = 32 if 1 in axes else 64
+    consts["w2"] = np.random.default_rng(2).standard_normal((16, sliced, 1, 1)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["y"], pads=[1, 1, 1, 1]),
+        helper.make_node("Slice", ["y", "starts", "ends", "axes", "steps"], ["s"]),
+        helper.make_node("Conv", ["s", "w2"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "crops",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    _check(model, [1, 16, 32, 32])
