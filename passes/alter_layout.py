@@ -809,13 +809,10 @@ class SinkThroughSplit(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SplitOp, rewriter: PatternRewriter) -> None:
-        if len(shape_of(op.operands[0])) != 4:
-            return
-        source = blocked_source(op.operands[0])
+        source = _blocked_4d(op)
         if source is None:
             return
-        a, layout = source
-        block = shape_of(a)[4]
+        a, layout, block = source
         axis = normalize_axis(op.attr("axis"), 4)
         sizes = list(op.attr("sizes"))
         if axis == 1:
@@ -829,6 +826,18 @@ class SinkThroughSplit(RewritePattern):
         self.stats.followers += 1
 
 
+def _blocked_4d(op: Operation) -> tuple[SSAValue, str, int] | None:
+    """(the blocked tensor, its layout, its block) when `op` reads a 4-D NCHW tensor that is a
+    transform out of a blocked one."""
+    if len(shape_of(op.operands[0])) != 4:
+        return None
+    source = blocked_source(op.operands[0])
+    if source is None:
+        return None
+    a, layout = source
+    return a, layout, shape_of(a)[4]
+
+
 @dataclass
 class SinkThroughSlice(RewritePattern):
     """A slice of a blocked tensor along N, H and/or W (any steps), or along C at whole blocks
@@ -840,13 +849,10 @@ class SinkThroughSlice(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
-        if len(shape_of(op.operands[0])) != 4 or not is_static(op.results[0].type):
-            return
-        source = blocked_source(op.operands[0])
+        source = _blocked_4d(op) if is_static(op.results[0].type) else None
         if source is None:
             return
-        a, layout = source
-        block = shape_of(a)[4]
+        a, layout, block = source
         axes = [normalize_axis(x, 4) for x in op.attr("axes")]
         starts, ends, steps = list(op.attr("starts")), list(op.attr("ends")), list(op.attr("steps"))
         channels = shape_of(op.operands[0])[1]

@@ -47,12 +47,18 @@ func.func @k(%x: {x}) -> {y} {{
 def test_unblocking_transform_computes_costly_rows_blocked(
     op: str, channels: int, size: int, out_size: int, rows: bool
 ) -> None:
-    lowered_from = parse(_kernel(op, channels, size, out_size))
+    _check_rows_computed_at(_kernel(op, channels, size, out_size), rows)
+
+
+def _check_rows_computed_at(text: str, computed_at: bool) -> None:
+    """The default schedule computes the producer at the transform's rows (or not), and the
+    kernel matches the reference executor."""
+    lowered_from = parse(text)
     scheduled = lowered_from.clone()
     LowerToTE().apply(CTX, scheduled)
     ApplyDefaultSchedulePass().apply(CTX, scheduled)
     at = [o for o in scheduled.walk() if isinstance(o, ComputeAtOp)]
-    assert bool(at) == rows, str(scheduled)
+    assert bool(at) == computed_at, str(scheduled)
     check(lowered_from, atol=1e-5)
 
 
@@ -93,10 +99,4 @@ def test_blocking_transform_computes_costly_rows_in_vectors(
     """The mirror: a transform into NCHW16c whose inlined producer is costly computes the
     block's rows of the producer in vectors along the row (`_block_rows`); a ReLU, or rows
     shorter than a vector, stay inlined."""
-    lowered_from = parse(_blocking_kernel(op, channels, rows, cols))
-    scheduled = lowered_from.clone()
-    LowerToTE().apply(CTX, scheduled)
-    ApplyDefaultSchedulePass().apply(CTX, scheduled)
-    at = [o for o in scheduled.walk() if isinstance(o, ComputeAtOp)]
-    assert bool(at) == computed_at, str(scheduled)
-    check(lowered_from, atol=1e-5)
+    _check_rows_computed_at(_blocking_kernel(op, channels, rows, cols), computed_at)
