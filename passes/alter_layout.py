@@ -72,7 +72,7 @@ from nnvm.dialects.nnvm.elementwise import (
     SigmoidOp,
     TanhOp,
 )
-from nnvm.dialects.nnvm.indexing import SliceOp
+from nnvm.dialects.nnvm.indexing import SliceOp, slice_indices
 from nnvm.dialects.nnvm.layout import Layout
 from nnvm.dialects.nnvm.nn import (
     DOT_BYTES,
@@ -859,12 +859,15 @@ class SinkThroughSlice(RewritePattern):
         for k, axis in enumerate(axes):
             if axis != 1:
                 continue
-            start, end = (
-                max(0, min(x + channels if x < 0 else x, channels)) for x in (starts[k], ends[k])
-            )
-            if steps[k] != 1 or start % block or end % block or is_padded(a, op.operands[0]):
+            kept = slice_indices(channels, starts[k], ends[k], steps[k])
+            if (
+                kept.step != 1
+                or kept.start % block
+                or kept.stop % block
+                or is_padded(a, op.operands[0])
+            ):
                 return  # a piece of a block: the slice stays in NCHW
-            starts[k], ends[k] = start // block, end // block
+            starts[k], ends[k] = kept.start // block, kept.stop // block
         blocked = rebuild(op, [a], axes=axes, starts=starts, ends=ends, steps=steps)
         blocked.results[0].name_hint = op.results[0].name_hint
         _replace_with_blocked(rewriter, op, [], blocked, layout, list(op.operands))

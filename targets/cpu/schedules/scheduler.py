@@ -24,7 +24,7 @@ from nnvm.dialects.te.analysis import (
     lane_index_kind,
     readers,
 )
-from nnvm.dialects.te.exprs import element_bits, native_lanes
+from nnvm.dialects.te.exprs import constant_value, element_bits, native_lanes
 from nnvm.dialects.te.ops import ComputeOp, ReadOp
 from nnvm.dialects.te.schedule import (
     CacheWriteOp,
@@ -392,8 +392,8 @@ class KernelScheduler:
         producer = self._costly_producer(_blocking_read(op))
         if producer is None:
             return False
-        row = producer.op.shape[-1]
-        if row < self.lanes(producer.op.element_type):
+        lanes = self.lanes(producer.op.element_type)
+        if producer.op.shape[-1] < lanes:
             return False  # rows shorter than a vector: P would not vectorize along them
         self._uninline(producer.name)
         axes = op.spatial_names
@@ -403,7 +403,6 @@ class KernelScheduler:
         p = self.prims
         p.append(ComputeAtOp.make(producer.name, name, outer))
         last = producer.op.spatial_names[-1]
-        lanes = self.lanes(producer.op.element_type)
         p.append(SplitOp.make(producer.name, last, lanes, None, f"{last}.o", f"{last}.i"))
         p.append(VectorizeOp.make(producer.name, f"{last}.i"))
         self.done.add(producer.name)
@@ -745,9 +744,8 @@ def _unblocking_read(op: ComputeOp) -> ReadOp | None:
     if div.lhs is not args[1] or rem.lhs is not args[1]:
         return None
     block = read.tensor.type.get_shape()[-1]  # type: ignore[attr-defined]
-    for d in (div.rhs, rem.rhs):
-        if not isinstance(d.owner, arith.ConstantOp) or d.owner.value.value.data != block:  # type: ignore[attr-defined]
-            return None
+    if any(constant_value(d.owner) != block for d in (div.rhs, rem.rhs)):  # type: ignore[arg-type]
+        return None
     if idx[0] is not args[0] or idx[2:-1] != args[2:]:
         return None
     return read
@@ -773,12 +771,7 @@ def _blocking_read(op: ComputeOp) -> ReadOp | None:
         if lane is not args[-1] or not isinstance(mul, arith.MuliOp):
             continue
         for axis, factor in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
-            const = factor.owner
-            if (
-                axis is args[1]
-                and isinstance(const, arith.ConstantOp)
-                and const.value.value.data == op.shape[-1]  # type: ignore[attr-defined]
-            ):
+            if axis is args[1] and constant_value(factor.owner) == op.shape[-1]:  # type: ignore[arg-type]
                 return read
     return None
 
