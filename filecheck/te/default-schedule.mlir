@@ -265,12 +265,16 @@ func.func @unblock(%x: tensor<1x2x4x16x8xf32>) -> tensor<1x16x4x16xf32> {
 // -----
 
 // A max pool in NCHW8c: one vector per output position, the window loops outside it, the
-// column a loop under the fused (parallel) outer axes (no div/mod per vector).
+// column a loop under the fused (parallel) outer axes (no div/mod per vector); the window's
+// maximum is a cache_write stage computed at the column (a register, not the output).
 // CHECK-LABEL: func.func @pool_nchwc
-// CHECK:       te.reorder "max_pool2d" (i, j, k, l, kh, kw, m)
-// CHECK-NEXT:  te.vectorize "max_pool2d" m
+// CHECK:       te.cache_write "max_pool2d" -> "max_pool2d.local"
+// CHECK-NEXT:  te.reorder "max_pool2d.local" (i, j, k, l, kh, kw, m)
+// CHECK-NEXT:  te.vectorize "max_pool2d.local" m
 // CHECK-NEXT:  te.fuse "max_pool2d" (i, j, k) -> max_pool2d.outer
 // CHECK-NEXT:  te.parallel "max_pool2d" max_pool2d.outer
+// CHECK-NEXT:  te.vectorize "max_pool2d" m
+// CHECK-NEXT:  te.compute_at "max_pool2d.local" at "max_pool2d" l
 func.func @pool_nchwc(%x: tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32> {
   %y = nnvm.max_pool2d %x {pool_size = [2, 2], strides = [2, 2], layout = "NCHW8c"} : (tensor<1x2x8x8x8xf32>) -> tensor<1x2x4x4x8xf32>
   func.return %y : tensor<1x2x4x4x8xf32>

@@ -2,7 +2,9 @@
 one position's channel block is computed in a register at the output's column loop and divided
 there, instead of a whole sum tensor the division reads back. Each kernel is compiled, run and
 compared with the reference executor through the tuner's runner; pools in plain NCHW keep the
-generic two-stage schedule."""
+generic two-stage schedule. A blocked max pool, its own output, keeps its running maximum in a
+register the same way: a cache_write stage computed at the column loop, so no store to the
+output is left inside the window's loops."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from nnvm.dialects.nnvm.dtypes import numpy_dtype_of
 from nnvm.dialects.te.workload import workload_key, workload_shapes
 from nnvm.lowering.to_te.lower_to_te import LowerToTE
-from nnvm.registry import make_context
+from nnvm.registry import build_pipeline, make_context
 from nnvm.support.diagnostics import parse_module
 from nnvm.support.ir_text import ir_text
 from nnvm.support.target import parse_target
@@ -33,6 +35,17 @@ def _pool(shape: list[int], attrs: str, out: list[int], layout: str) -> str:
 }}"""
 
 
+def _max_pool(shape: list[int], attrs: str, out: list[int], layout: str) -> str:
+    x = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    y = f"tensor<{'x'.join(map(str, out))}xf32>"
+    return f"""builtin.module {{
+  func.func @pool(%0: {x}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
+    %1 = nnvm.max_pool2d %0 {{{attrs}, layout = "{layout}"}} : ({x}) -> {y}
+    func.return %1 : {y}
+  }}
+}}"""
+
+
 THREE = "pool_size = [3, 3], padding = [1, 1, 1, 1]"
 CASES = {  # id: (input shape, attributes, output shape, layout, one pass)
     # Inception's 3x3 / stride 1 / pad 1 average pool, counting the padding
@@ -49,14 +62,57 @@ def test_average_pool_schedule_and_result(case: str) -> None:
     shape, attrs, out = CASES[case]
     one_pass = len(shape) == 5  # blocked NCHW16c
     text = _pool(shape, attrs, out, "NCHW16c" if one_pass else "NCHW")
+    schedule = _schedule_and_run(text)
+    computed_at = 'te.compute_at "avg_pool2d.sum" at' in schedule
+    assert computed_at == one_pass, schedule
+
+
+MAX_CASES = {  # id: (input shape, attributes, output shape)
+    # SqueezeNet's 3x3 / stride 2 ceil-mode pool, ResNet's padded one, a plain NCHW one
+    "3x3-s2-ceil": (
+        [2, 2, 9, 9, 16],
+        "pool_size = [3, 3], strides = [2, 2], ceil_mode = true",
+        [2, 2, 4, 4, 16],
+    ),
+    "3x3-s2-pad": ([1, 3, 8, 8, 16], f"{THREE}, strides = [2, 2]", [1, 3, 4, 4, 16]),
+    "nchw-generic": ([1, 4, 9, 9], THREE, [1, 4, 9, 9]),
+}
+
+
+@pytest.mark.parametrize("case", list(MAX_CASES))
+def test_max_pool_keeps_its_maximum_in_a_register(case: str) -> None:
+    shape, attrs, out = MAX_CASES[case]
+    blocked = len(shape) == 5
+    text = _max_pool(shape, attrs, out, "NCHW16c" if blocked else "NCHW")
+    schedule = _schedule_and_run(text)
+    local = 'te.compute_at "max_pool2d.local" at "max_pool2d"' in schedule
+    assert local == blocked, schedule
+    if blocked:
+        loops = _loops(text)
+        window = loops[loops.index("scf.for %kh") :]
+        window = window[: window.index("scf.yield")]
+        assert "vector.store" not in window, loops
+
+
+def _loops(text: str) -> str:
+    """The kernel after lowering to loops and the register promotion of its accumulators."""
+    ctx = make_context()
+    module = parse_module(ctx, text, "pool")
+    passes = "lower-to-te,apply-default-schedule,lower-te-to-loops,hoist-loop-invariant-accesses"
+    for p in build_pipeline([passes]):
+        p.apply(ctx, module)
+    return ir_text(module)
+
+
+def _schedule_and_run(text: str) -> str:
+    """The default schedule of a one-pool kernel, checked against the reference executor
+    through the tuner's runner."""
     target = parse_target("llvm")
     ctx = make_context()
     module = parse_module(ctx, text, "pool")
     LowerToTE(target=target).apply(ctx, module)
     fn = te_function(module)
     schedule = ir_text(default_schedule(fn.clone(), target.vector_bits))
-    computed_at = 'te.compute_at "avg_pool2d.sum" at' in schedule
-    assert computed_at == one_pass, schedule
     types = [*fn.function_type.inputs.data, *fn.function_type.outputs.data]
     task = Task(
         name="pool",
@@ -77,3 +133,4 @@ def test_average_pool_schedule_and_result(case: str) -> None:
     finally:
         runner.close()
     assert record.error == "ok", record.detail
+    return schedule

@@ -27,7 +27,7 @@ TEMPLATES: dict[str, Template] = {
     "dense": Template(dense, cache_write=False, min_rank=1),
     "dense_dot_bytes": Template(dense_dot_bytes, min_rank=2, intermediate=True),
     "matmul": Template(matmul, min_rank=2, intermediate=True),
-    "pool": Template(pool, cache_write=False, min_rank=3),
+    "pool": Template(pool, cache_write=False, min_rank=3, reduce_kinds=("sum", "max")),
 }
 
 

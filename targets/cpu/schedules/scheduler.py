@@ -672,11 +672,13 @@ class Template:
     intermediate: bool = False
     """Also for an anchor that is not the kernel's output (a matmul inside a recurrence): it
     accumulates in a cache_write tile and is copied to its buffer."""
+    reduce_kinds: tuple[str, ...] = ("sum",)
+    """The reductions the template blocks (a pool's window is a sum or a max)."""
 
     def applies(self, op: ComputeOp) -> bool:
         """Register blocking needs work: an empty output or reduction gets the plain loops."""
         nonempty = all(d > 0 for d in (*op.shape, *op.reduce_shape))
-        return len(op.shape) >= self.min_rank and op.reduce_kind == "sum" and nonempty
+        return len(op.shape) >= self.min_rank and op.reduce_kind in self.reduce_kinds and nonempty
 
 
 # ----------------------------------------------------------------------------------------------
