@@ -17,8 +17,9 @@ def pool(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     div/mod per vector of its fused loop (Inception's 3x3 average pool over 35x35x192:
     0.241 -> 0.049 ms). A pool that is its own output (a max pool) gets the same register:
     a cache_write stage computed at the column, so the window's running maximum is not
-    stored to the output after every tap (SqueezeNet's 3x3/2 max pool over 4x64x111x111:
-    0.97 -> 0.91 ms for its three pools, debug profile; ResNet-50s 0.145 -> 0.134). Pools in other layouts take the generic schedules."""
+    stored to the output after every tap (SqueezeNet-b4's three pools, debug profile:
+    0.97 -> 0.91 ms; ResNet-50's: 0.145 -> 0.134 ms). Pools in other layouts take the
+    generic schedules."""
     shape = anchor.shape
     lanes = s.lanes(anchor.element_type)
     # (the template runs on rank >= 3, and `e` is the same-shape epilogue when it is not `a`)
