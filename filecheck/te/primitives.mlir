@@ -257,17 +257,28 @@ func.func @compute_at(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9x
 // -----
 
 // compute_at a tile with its tail: the region (2 x 4) starts at the tile's corner; at the
-// edges its loops are guarded so the producer never computes outside its tensor.
+// edges its loops are guarded so the producer never computes outside its tensor. The loop it
+// is computed at is versioned: a full tile of columns (4) and the tail, each with its own
+// copy of the producer and the copy-out, both into the one local buffer.
 // CHECK-LABEL: func.func @compute_at_tile
 // CHECK:      %[[L:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x4xf32>
+// CHECK-NOT:  memref.alloca
 // CHECK:      scf.for %i.o = %c0 to %c3 step %c1 {
 // CHECK-NEXT:   scf.for %j.o = %c0 to %c3 step %c1 {
-// CHECK-NEXT:     %[[R:.*]] = arith.muli %i.o, %c2 : index
 // CHECK-NEXT:     %[[C:.*]] = arith.muli %j.o, %c4 : index
-// CHECK:          arith.subi %c5, %[[R]] : index
-// CHECK:          scf.for %i = %c0 to
-// CHECK:            scf.for %j = %c0 to
-// CHECK:              scf.for %k = %c0 to %c16 step %c1 {
+// CHECK-NEXT:     %[[ROOM:.*]] = arith.subi %c9, %[[C]] : index
+// CHECK-NEXT:     %[[FULL:.*]] = arith.cmpi sge, %[[ROOM]], %c4 : index
+// CHECK-NEXT:     scf.if %[[FULL]] {
+// CHECK-NEXT:       %[[R:.*]] = arith.muli %i.o, %c2 : index
+// CHECK:            arith.subi %c5, %[[R]] : index
+// CHECK:            scf.for %i = %c0 to
+// CHECK:              scf.for %j = %c0 to
+// CHECK:                scf.for %k = %c0 to %c16 step %c1 {
+// CHECK:                  memref.store %{{.*}}, %[[L]]
+// CHECK:            scf.for %j.i = %c0 to %c4 step %c1 {
+// CHECK:          } else {
+// CHECK:                scf.for %k_1 = %c0 to %c16 step %c1 {
+// CHECK:                  memref.store %{{.*}}, %[[L]]
 func.func @compute_at_tile(%A: tensor<5x16xf32>, %B: tensor<16x9xf32>) -> tensor<5x9xf32> {
   %C = te.compute "C" [i, j] sum [k : 16] = %A[i, k] * %B[k, j] : (tensor<5x16xf32>, tensor<16x9xf32>) -> tensor<5x9xf32>
   %D = te.compute "D" [i, j] = max(%C[i, j], 0.0) : (tensor<5x9xf32>) -> tensor<5x9xf32>

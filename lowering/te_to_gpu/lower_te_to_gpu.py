@@ -78,6 +78,8 @@ class GpuKernelGenerator(CrossThreadReductions, KernelGenerator):
     outlined into a kernel, shared and local stages in workgroup and private buffers, bound
     reduction axes as cross-thread reductions."""
 
+    version_computed_tiles = False
+
     def __init__(
         self,
         state: ScheduleState,

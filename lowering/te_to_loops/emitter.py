@@ -110,6 +110,12 @@ class Emitter:
         self.known_tails: set[int] = set()
         """Constraints (by id) known to cut the current tile short: the code is being emitted
         in the tail branch of a versioned loop, so the tile is not full there."""
+        self.tile_facts: dict[tuple[SSAValue, int, int], bool] = {}
+        """(value, size, upper) -> whether the tile [value * size, value * size + size) fits
+        below upper: known in the branches of a loop versioned for its tail."""
+        self.attached_buffers: dict[tuple[int, int], SSAValue] = {}
+        """The local buffer of each (stage, alloca block) computed at a loop: a loop versioned
+        for its tail emits the stage twice, into one buffer."""
 
     def add(self, op: Operation) -> Operation:
         self.block.add_op(op)
