@@ -6,8 +6,13 @@ at the measured FMA peak, or the bytes it must move (its arguments and results, 
 the measured copy bandwidth, or the bytes it must read (its arguments) at the measured read
 bandwidth, whichever is longest (the roofline; dialects/te/work.py counts the work). The read
 roof matters on one thread: one core reads slower than a copy moves bytes, so a kernel that
-only streams its weights (a matmul of few rows) is bound by reading them. `% roof` is roof time
-over measured time: 100% is as fast as the machine goes. Kernels are timed one by one by the
+only streams its weights (a matmul of few rows) is bound by reading them. A recurrence (an
+LSTM) reads its recurrent weights again at every step after the first (work.py `rereads`);
+those reads come from cache, at the bandwidth measured for re-reading a tensor of that size
+(bench/peak.py `measure_reread_bandwidth`: its `cache` roof), which is faster than memory but
+not free: a 1 MiB matrix re-read 31 times takes 0.25 ms on one thread of this machine, where
+its multiply-adds take 0.13 ms at the FMA peak. `% roof` is roof time over measured time: 100%
+is as fast as the machine goes. Kernels are timed one by one by the
 debug runtime (median of `number` runs); the roofs come from bench/peak.py on the same thread
 count.
 
@@ -17,6 +22,7 @@ count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -39,7 +45,7 @@ class KernelRow:
     share_pct: float
     gflops: float
     gbps: float
-    bound: str  # "compute", "memory" (the copy roof) or "read": which roof is the highest
+    bound: str  # "compute", "memory" (the copy roof), "read" or "cache" (re-reads): the highest
     roof_pct: float
 
     def as_dict(self) -> dict:
@@ -106,8 +112,14 @@ def efficiency_report(
     bandwidth_gbps: float,
     read_gbps: float,
     number: int = 5,
+    reread_gbps: Callable[[int, int], float] | None = None,
 ) -> Report:
+    """`reread_gbps(threads, nbytes)`: the bandwidth of re-reading a tensor of nbytes
+    (default: measured, bench/peak.py)."""
     from bench.harness import compile_ours
+    from bench.peak import measure_reread_bandwidth
+
+    reread = reread_gbps or measure_reread_bandwidth
 
     runtime, _ = compile_ours(model, threads, debug=True)
     graph = runtime.graph
@@ -127,6 +139,8 @@ def efficiency_report(
             "compute": len(times) * work.flops / (peak_gflops * 1e9),
             "memory": len(times) * work.bytes / (bandwidth_gbps * 1e9),
             "read": len(times) * work.read_bytes / (read_gbps * 1e9),
+            "cache": len(times)
+            * sum(n / (reread(threads, size) * 1e9) for n, size in work.rereads),
         }
         bound = max(roofs, key=roofs.__getitem__)
         rows.append(

@@ -5,8 +5,10 @@
 * the copy bandwidth (GB/s, bytes read plus bytes written): numpy copying a buffer;
 * the read bandwidth (GB/s): a loop summing 8 streams of vectors, compiled through our LLVM
   target. One core reads slower than a copy moves bytes (this machine, one thread: 15-16 GB/s
-  against 22-25), so a kernel that mostly reads (a matmul streaming its weights) cannot reach the
-  copy roof."""
+  against 22-25), so a kernel that mostly reads (a matmul streaming its weights) cannot reach
+  the copy roof;
+* the re-read bandwidth of a tensor of a given size (GB/s): the same loop over one buffer
+  again and again, which then sits in whichever cache holds it (a recurrence's weights)."""
 
 from __future__ import annotations
 
@@ -135,6 +137,80 @@ def measure_read_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int =
     return threads * per_stream * READ_STREAMS * width * 4 / seconds / 1e9
 
 
+def _reread_ir(width: int) -> str:
+    """`read_again(p, n, stride, reps)`: `read_sum`'s streams over the same buffer `reps`
+    times (the reads of a recurrence's weights, step after step, from cache)."""
+    vec = f"<{width} x float>"
+    lines = [
+        "define float @read_again(ptr %p, i64 %n, i64 %stride, i64 %reps) {",
+        "entry:",
+        "  br label %pass",
+        "pass:",
+        "  %r = phi i64 [0, %entry], [%r1, %passed]",
+        *[
+            f"  %c{s} = phi {vec} [zeroinitializer, %entry], [%b{s}, %passed]"
+            for s in range(READ_STREAMS)
+        ],
+        "  br label %loop",
+        "loop:",
+        "  %i = phi i64 [0, %pass], [%i1, %loop]",
+        *[f"  %a{s} = phi {vec} [%c{s}, %pass], [%b{s}, %loop]" for s in range(READ_STREAMS)],
+    ]
+    for s in range(READ_STREAMS):
+        lines += [
+            f"  %o{s} = mul i64 %stride, {s}",
+            f"  %j{s} = add i64 %o{s}, %i",
+            f"  %q{s} = getelementptr {vec}, ptr %p, i64 %j{s}",
+            f"  %v{s} = load volatile {vec}, ptr %q{s}, align 64",
+            f"  %b{s} = fadd {vec} %a{s}, %v{s}",
+        ]
+    lines += [
+        "  %i1 = add i64 %i, 1",
+        "  %more = icmp ult i64 %i1, %n",
+        "  br i1 %more, label %loop, label %passed",
+        "passed:",
+        "  %r1 = add i64 %r, 1",
+        "  %again = icmp ult i64 %r1, %reps",
+        "  br i1 %again, label %pass, label %exit",
+        "exit:",
+        f"  %s0 = fadd {vec} %b0, %b1",
+    ]
+    for c in range(2, READ_STREAMS):
+        lines.append(f"  %s{c - 1} = fadd {vec} %s{c - 2}, %b{c}")
+    last = f"%s{READ_STREAMS - 2}"
+    lines += [f"  %x = extractelement {vec} {last}, i32 0", "  ret float %x", "}"]
+    return "\n".join(lines) + "\n"
+
+
+_REREAD_CACHE: dict[tuple[int, int], float] = {}
+
+
+def measure_reread_bandwidth(threads: int, nbytes: int, repeat: int = 5) -> float:
+    """Read bandwidth (GB/s) of `threads` threads each reading its share of an `nbytes`
+    tensor over and over (the share in READ_STREAMS sequential streams, some MiB of reads a
+    call): the roof of a recurrence re-reading its weights from whichever cache holds them.
+    Measured once per size (rounded up to a power of two) and thread count."""
+    share = max(nbytes // threads, 4096)
+    share = 1 << (share - 1).bit_length()
+    key = (threads, share)
+    if key not in _REREAD_CACHE:
+        width = vector_width()
+        module = compile_jit(_reread_ir(width))
+        kernel = module.function(
+            "read_again",
+            ctypes.c_float,
+            [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64],
+        )
+        per_stream = max(share // (width * 4) // READ_STREAMS, 1)
+        reps = max((64 << 20) // share, 1)
+        buffers = [np.ones(per_stream * READ_STREAMS * width, np.float32) for _ in range(threads)]
+        calls = [(kernel, (b.ctypes.data, per_stream, per_stream, reps)) for b in buffers]
+        seconds = _fastest(calls, repeat)
+        read = threads * reps * per_stream * READ_STREAMS * width * 4
+        _REREAD_CACHE[key] = read / seconds / 1e9
+    return _REREAD_CACHE[key]
+
+
 def measure_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
     """Best copy bandwidth (GB/s, bytes read plus bytes written) of `threads` threads, each
     copying its own share of a `megabytes` buffer (numpy's copy releases the GIL): the memory
@@ -150,3 +226,6 @@ if __name__ == "__main__":
         print(f"FMA peak on {t} thread(s): {measure_peak(t):.1f} GFLOP/s")
         print(f"copy bandwidth on {t} thread(s): {measure_bandwidth(t):.1f} GB/s")
         print(f"read bandwidth on {t} thread(s): {measure_read_bandwidth(t):.1f} GB/s")
+        for kib in (256, 1024, 4096):
+            gbps = measure_reread_bandwidth(t, kib << 10)
+            print(f"re-reading {kib} KiB on {t} thread(s): {gbps:.1f} GB/s")

@@ -50,3 +50,39 @@ def test_elementwise_and_window_reductions_count_one_per_point() -> None:
     assert work_of(binary.AddOp, [(3, 5), (3, 5)]).flops == 15
     pooled = work_of(pooling.MaxPool2DOp, [(1, 2, 4, 4)], pool_size=(2, 2), strides=(2, 2))
     assert pooled.flops == 2 * 2 * 2 * 4  # one max per window element of each output
+
+
+def _te_work(body: str, args: str, result: str) -> Work:
+    from harness import parse
+
+    module = parse(f"func.func @k({args}) -> {result} {{\n{body}\n}}")
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    return kernel_work(fn)
+
+
+STEP = 'te.compute "{n}" [j] sum [k : 16] = %w[j, k] * {x}[k] : ({w}, {v}) -> {v}'
+W, V = "tensor<16x16xf32>", "tensor<16xf32>"
+
+
+def test_a_recurrence_rereads_its_weights_at_every_step_after_the_first() -> None:
+    # h1 = W x, h2 = W h1, h3 = W h2: each step needs the one before, so W is read 3 times
+    steps = [
+        f"%h1 = {STEP.format(n='h1', x='%x', w=W, v=V)}",
+        f"%h2 = {STEP.format(n='h2', x='%h1', w=W, v=V)}",
+        f"%h3 = {STEP.format(n='h3', x='%h2', w=W, v=V)}",
+        f"func.return %h3 : {V}",
+    ]
+    w = _te_work("\n".join(steps), f"%w: {W}, %x: {V}", V)
+    assert w.rereads == ((2 * 16 * 16 * 4, 16 * 16 * 4),)
+
+
+def test_independent_products_of_one_weight_are_not_a_recurrence() -> None:
+    # W x and W z: one schedule can read W once for both
+    steps = [
+        f"%a = {STEP.format(n='a', x='%x', w=W, v=V)}",
+        f"%b = {STEP.format(n='b', x='%z', w=W, v=V)}",
+        f'%c = te.compute "c" [j] = %a[j] + %b[j] : ({V}, {V}) -> {V}',
+        f"func.return %c : {V}",
+    ]
+    w = _te_work("\n".join(steps), f"%w: {W}, %x: {V}, %z: {V}", V)
+    assert w.rereads == ()

@@ -1,5 +1,6 @@
-"""bench/peak.py's read roof and bench/efficiency.py's roofline: a kernel is set against the
-longest of its compute, copy and read times (no timing is asserted: the roofs are given)."""
+"""bench/peak.py's read roofs and bench/efficiency.py's roofline: a kernel is set against the
+longest of its compute, copy, read and cache re-read times (no timing is asserted: the roofs
+are given)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.efficiency import efficiency_report  # noqa: E402
-from bench.peak import READ_STREAMS, _read_ir, measure_read_bandwidth, vector_width  # noqa: E402
+from bench.peak import (  # noqa: E402
+    READ_STREAMS,
+    _read_ir,
+    _reread_ir,
+    measure_read_bandwidth,
+    measure_reread_bandwidth,
+    vector_width,
+)
 from nnvm.targets.llvm.compile import compile_jit  # noqa: E402
 
 
@@ -27,6 +35,12 @@ def test_the_read_kernel_sums_every_stream() -> None:
     data[:, :, 0] = np.arange(READ_STREAMS * per_stream).reshape(READ_STREAMS, per_stream)
     got = kernel(data.ctypes.data, per_stream, per_stream)
     assert got == float(data[:, :, 0].sum())
+    again = compile_jit(_reread_ir(width)).function(
+        "read_again",
+        ctypes.c_float,
+        [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64],
+    )
+    assert again(data.ctypes.data, per_stream, per_stream, 3) == 3 * float(data[:, :, 0].sum())
     assert measure_read_bandwidth(1, megabytes=4, repeat=1) > 0
 
 
@@ -54,3 +68,38 @@ def test_each_roof_binds_where_it_is_the_longest() -> None:
     for roofs, bound in (((1e6, 0.5, 1e6), "memory"), ((1e-3, 1e6, 1e6), "compute")):
         report = efficiency_report("mm", model, inputs, 1, *roofs, number=2)
         assert next(r for r in report.rows if "matmul" in r.kernel).bound == bound
+
+
+def _lstm():
+    rng = np.random.default_rng(0)
+    hidden, features, steps = 32, 16, 6
+    w = rng.standard_normal((1, 4 * hidden, features)).astype(np.float32) * 0.2
+    r = rng.standard_normal((1, 4 * hidden, hidden)).astype(np.float32) * 0.2
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(r, "r")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, 1, features])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=hidden)
+    graph = helper.make_graph([node], "g", [x], [y], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"x": rng.standard_normal((steps, 1, features)).astype(np.float32)}
+    return model, inputs, steps, 4 * hidden * hidden * 4
+
+
+def test_a_recurrence_is_bound_by_re_reading_its_weights_from_cache() -> None:
+    model, inputs, steps, recurrent_bytes = _lstm()
+    asked = []
+
+    def slow_cache(threads: int, nbytes: int) -> float:
+        asked.append((threads, nbytes))
+        return 0.01
+
+    report = efficiency_report(
+        "lstm", model, inputs, 1, 1e6, 1e6, 1e6, number=2, reread_gbps=slow_cache
+    )
+    row = next(r for r in report.rows if "lstm" in r.kernel)
+    assert row.bound == "cache"
+    assert asked == [(1, recurrent_bytes)]
+    reread = (steps - 1) * recurrent_bytes  # every step after the first reads R again
+    seconds = row.ms * 1e-3
+    assert abs(row.roof_pct - 100 * reread / 0.01e9 / seconds) < 1e-6 * row.roof_pct
+    assert measure_reread_bandwidth(1, 64 * 1024, repeat=1) > 0
