@@ -110,15 +110,22 @@ def _read_ir(width: int) -> str:
         "entry:",
         *_loop_start(vec, READ_STREAMS, "zeroinitializer"),
     ]
+    lines += _stream_reads(vec, "load")
+    return "\n".join(lines + _loop_end(vec, READ_STREAMS)) + "\n"
+
+
+def _stream_reads(vec: str, load: str) -> list[str]:
+    """The loop body of the read kernels: %b{s} = %a{s} + the vector at p + (s stride + i)."""
+    lines = []
     for s in range(READ_STREAMS):
         lines += [
             f"  %o{s} = mul i64 %stride, {s}",
             f"  %j{s} = add i64 %o{s}, %i",
             f"  %q{s} = getelementptr {vec}, ptr %p, i64 %j{s}",
-            f"  %v{s} = load {vec}, ptr %q{s}, align 64",
+            f"  %v{s} = {load} {vec}, ptr %q{s}, align 64",
             f"  %b{s} = fadd {vec} %a{s}, %v{s}",
         ]
-    return "\n".join(lines + _loop_end(vec, READ_STREAMS)) + "\n"
+    return lines
 
 
 def measure_read_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:
@@ -156,14 +163,7 @@ def _reread_ir(width: int) -> str:
         "  %i = phi i64 [0, %pass], [%i1, %loop]",
         *[f"  %a{s} = phi {vec} [%c{s}, %pass], [%b{s}, %loop]" for s in range(READ_STREAMS)],
     ]
-    for s in range(READ_STREAMS):
-        lines += [
-            f"  %o{s} = mul i64 %stride, {s}",
-            f"  %j{s} = add i64 %o{s}, %i",
-            f"  %q{s} = getelementptr {vec}, ptr %p, i64 %j{s}",
-            f"  %v{s} = load volatile {vec}, ptr %q{s}, align 64",
-            f"  %b{s} = fadd {vec} %a{s}, %v{s}",
-        ]
+    lines += _stream_reads(vec, "load volatile")
     lines += [
         "  %i1 = add i64 %i, 1",
         "  %more = icmp ult i64 %i1, %n",

@@ -64,25 +64,19 @@ STEP = 'te.compute "{n}" [j] sum [k : 16] = %w[j, k] * {x}[k] : ({w}, {v}) -> {v
 W, V = "tensor<16x16xf32>", "tensor<16xf32>"
 
 
-def test_a_recurrence_rereads_its_weights_at_every_step_after_the_first() -> None:
+REREAD_CASES = {
     # h1 = W x, h2 = W h1, h3 = W h2: each step needs the one before, so W is read 3 times
-    steps = [
-        f"%h1 = {STEP.format(n='h1', x='%x', w=W, v=V)}",
-        f"%h2 = {STEP.format(n='h2', x='%h1', w=W, v=V)}",
-        f"%h3 = {STEP.format(n='h3', x='%h2', w=W, v=V)}",
-        f"func.return %h3 : {V}",
-    ]
-    w = _te_work("\n".join(steps), f"%w: {W}, %x: {V}", V)
-    assert w.rereads == ((2 * 16 * 16 * 4, 16 * 16 * 4),)
-
-
-def test_independent_products_of_one_weight_are_not_a_recurrence() -> None:
+    "recurrence": ([("h1", "%x"), ("h2", "%h1"), ("h3", "%h2")], "%h3", 2),
     # W x and W z: one schedule can read W once for both
-    steps = [
-        f"%a = {STEP.format(n='a', x='%x', w=W, v=V)}",
-        f"%b = {STEP.format(n='b', x='%z', w=W, v=V)}",
-        f'%c = te.compute "c" [j] = %a[j] + %b[j] : ({V}, {V}) -> {V}',
-        f"func.return %c : {V}",
-    ]
-    w = _te_work("\n".join(steps), f"%w: {W}, %x: {V}, %z: {V}", V)
-    assert w.rereads == ()
+    "independent": ([("a", "%x"), ("b", "%z")], "%b", 0),
+}
+
+
+@pytest.mark.parametrize("case", list(REREAD_CASES))
+def test_a_recurrence_rereads_its_weights_at_every_step_after_the_first(case: str) -> None:
+    steps, result, again = REREAD_CASES[case]
+    body = [f"%{n} = {STEP.format(n=n, x=x, w=W, v=V)}" for n, x in steps]
+    body.append(f"func.return {result} : {V}")
+    w = _te_work("\n".join(body), f"%w: {W}, %x: {V}, %z: {V}", V)
+    size = 16 * 16 * 4
+    assert w.rereads == (((again * size, size),) if again else ())
