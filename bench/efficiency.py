@@ -12,9 +12,8 @@ those reads come from cache, at the bandwidth measured for re-reading a tensor o
 (bench/peak.py `measure_reread_bandwidth`: its `cache` roof), which is faster than memory but
 not free: a 1 MiB matrix re-read 31 times takes 0.25 ms on one thread of this machine, where
 its multiply-adds take 0.13 ms at the FMA peak. `% roof` is roof time over measured time: 100%
-is as fast as the machine goes. Kernels are timed one by one by the
-debug runtime (median of `number` runs); the roofs come from bench/peak.py on the same thread
-count.
+is as fast as the machine goes. Kernels are timed one by one by the debug runtime (median of
+`number` runs); the roofs come from bench/peak.py on the same thread count.
 
     python -m bench --efficiency resnet18 [--threads 1]
     python -m bench --suite real --efficiency        # every suite model, one report each

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+from functools import cache
 
 import numpy as np
 
@@ -58,15 +59,19 @@ def _loop_start(vec: str, chains: int, initial: str) -> list[str]:
 
 
 def _loop_end(vec: str, chains: int) -> list[str]:
-    """The loop's latch (`%i` up to `%n`) and, after it, the sum of its `chains` vectors
-    %b0.. (so no chain is dead code), lane 0 returned."""
-    lines = [
+    """The loop's latch (`%i` up to `%n`) and, after it, `_exit_sum`."""
+    return [
         "  %i1 = add i64 %i, 1",
         "  %done = icmp eq i64 %i1, %n",
         "  br i1 %done, label %exit, label %loop",
-        "exit:",
-        f"  %s0 = fadd {vec} %b0, %b1",
+        *_exit_sum(vec, chains),
     ]
+
+
+def _exit_sum(vec: str, chains: int) -> list[str]:
+    """The `exit` block: the sum of the `chains` vectors %b0.. (so no chain is dead code),
+    lane 0 returned."""
+    lines = ["exit:", f"  %s0 = fadd {vec} %b0, %b1"]
     for c in range(2, chains):
         lines.append(f"  %s{c - 1} = fadd {vec} %s{c - 2}, %b{c}")
     return [*lines, f"  %r = extractelement {vec} %s{chains - 2}, i32 0", "  ret float %r", "}"]
@@ -153,7 +158,7 @@ def _reread_ir(width: int) -> str:
         "entry:",
         "  br label %pass",
         "pass:",
-        "  %r = phi i64 [0, %entry], [%r1, %passed]",
+        "  %k = phi i64 [0, %entry], [%k1, %passed]",
         *[
             f"  %c{s} = phi {vec} [zeroinitializer, %entry], [%b{s}, %passed]"
             for s in range(READ_STREAMS)
@@ -169,20 +174,12 @@ def _reread_ir(width: int) -> str:
         "  %more = icmp ult i64 %i1, %n",
         "  br i1 %more, label %loop, label %passed",
         "passed:",
-        "  %r1 = add i64 %r, 1",
-        "  %again = icmp ult i64 %r1, %reps",
+        "  %k1 = add i64 %k, 1",
+        "  %again = icmp ult i64 %k1, %reps",
         "  br i1 %again, label %pass, label %exit",
-        "exit:",
-        f"  %s0 = fadd {vec} %b0, %b1",
+        *_exit_sum(vec, READ_STREAMS),
     ]
-    for c in range(2, READ_STREAMS):
-        lines.append(f"  %s{c - 1} = fadd {vec} %s{c - 2}, %b{c}")
-    last = f"%s{READ_STREAMS - 2}"
-    lines += [f"  %x = extractelement {vec} {last}, i32 0", "  ret float %x", "}"]
     return "\n".join(lines) + "\n"
-
-
-_REREAD_CACHE: dict[tuple[int, int], float] = {}
 
 
 def measure_reread_bandwidth(threads: int, nbytes: int, repeat: int = 5) -> float:
@@ -191,24 +188,28 @@ def measure_reread_bandwidth(threads: int, nbytes: int, repeat: int = 5) -> floa
     call): the roof of a recurrence re-reading its weights from whichever cache holds them.
     Measured once per size (rounded up to a power of two) and thread count."""
     share = max(nbytes // threads, 4096)
-    share = 1 << (share - 1).bit_length()
-    key = (threads, share)
-    if key not in _REREAD_CACHE:
-        width = vector_width()
-        module = compile_jit(_reread_ir(width))
-        kernel = module.function(
-            "read_again",
-            ctypes.c_float,
-            [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64],
-        )
-        per_stream = max(share // (width * 4) // READ_STREAMS, 1)
-        reps = max((64 << 20) // share, 1)
-        buffers = [np.ones(per_stream * READ_STREAMS * width, np.float32) for _ in range(threads)]
-        calls = [(kernel, (b.ctypes.data, per_stream, per_stream, reps)) for b in buffers]
-        seconds = _fastest(calls, repeat)
-        read = threads * reps * per_stream * READ_STREAMS * width * 4
-        _REREAD_CACHE[key] = read / seconds / 1e9
-    return _REREAD_CACHE[key]
+    return _reread_bandwidth(threads, 1 << (share - 1).bit_length(), repeat)
+
+
+@cache
+def _reread_kernel(width: int):
+    return compile_jit(_reread_ir(width)).function(
+        "read_again",
+        ctypes.c_float,
+        [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64],
+    )
+
+
+@cache
+def _reread_bandwidth(threads: int, share: int, repeat: int) -> float:
+    width = vector_width()
+    kernel = _reread_kernel(width)
+    per_stream = max(share // (width * 4) // READ_STREAMS, 1)
+    reps = max((64 << 20) // share, 1)
+    buffers = [np.ones(per_stream * READ_STREAMS * width, np.float32) for _ in range(threads)]
+    calls = [(kernel, (b.ctypes.data, per_stream, per_stream, reps)) for b in buffers]
+    seconds = _fastest(calls, repeat)
+    return threads * reps * per_stream * READ_STREAMS * width * 4 / seconds / 1e9
 
 
 def measure_bandwidth(threads: int = 1, megabytes: int = 256, repeat: int = 5) -> float:

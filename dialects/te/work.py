@@ -59,7 +59,7 @@ def _tensor_bytes(t) -> int:
 
 
 def stage_flops(op: ComputeOp) -> int:
-    points = int(np.prod(op.shape, dtype=np.int64)) * int(np.prod(op.reduce_shape, dtype=np.int64))
+    points = _points(op)
     arithmetic = sum(1 for o in op.block.walk() if isinstance(o, _FLOAT_OPS))
     if _is_product_sum(op):
         return 2 * points + max(0, arithmetic - 1) * points
@@ -80,42 +80,34 @@ def recurrence_rereads(fn: func.FuncOp) -> tuple[tuple[int, int], ...]:
     product reads the whole matrix; one that reads a slice does fewer), counted when each
     depends on an earlier one (its input is that step's result, through any stages)."""
     stages = [op for op in fn.body.walk() if isinstance(op, ComputeOp)]
+    reads = {op: {o.tensor for o in op.block.walk() if isinstance(o, ReadOp)} for op in stages}
     depends: dict[ComputeOp, set[ComputeOp]] = {}
     for op in stages:  # program order: a stage's producers come first
         found: set[ComputeOp] = set()
-        for t in _tensors_read(op):
+        for t in reads[op]:
             producer = t.owner
             if isinstance(producer, ComputeOp) and producer in depends:
                 found.add(producer)
                 found |= depends[producer]
         depends[op] = found
+    products = [op for op in stages if _is_product_sum(op)]
     rereads = []
     for arg in fn.body.block.args:
-        size = _tensor_bytes(arg.type)
-        elements = size // max(1, _element_bytes(arg.type))
-        readers = [
-            op
-            for op in stages
-            if arg in _tensors_read(op) and _is_product_sum(op) and _macs(op) >= elements
-        ]
+        if not isinstance(arg.type, TensorType):
+            continue
+        elements = int(np.prod(arg.type.get_shape(), dtype=np.int64))
+        readers = [op for op in products if arg in reads[op] and _points(op) >= elements]
         steps = sum(1 for i, op in enumerate(readers) if any(r in depends[op] for r in readers[:i]))
         if steps:
+            size = _tensor_bytes(arg.type)
             rereads.append((steps * size, size))
     return tuple(rereads)
-
-
-def _tensors_read(op: ComputeOp) -> set:
-    return {o.tensor for o in op.block.walk() if isinstance(o, ReadOp)}
 
 
 def _is_product_sum(op: ComputeOp) -> bool:
     return op.reduce_kind == "sum" and any(isinstance(o, arith.MulfOp) for o in op.block.walk())
 
 
-def _macs(op: ComputeOp) -> int:
+def _points(op: ComputeOp) -> int:
+    """The stage's (output element, reduction step) pairs: a product's multiply-adds."""
     return int(np.prod(op.shape, dtype=np.int64)) * int(np.prod(op.reduce_shape, dtype=np.int64))
-
-
-def _element_bytes(t) -> int:
-    width = getattr(getattr(t, "element_type", None), "width", None)
-    return max(1, (width.data if width is not None else 32) // 8)

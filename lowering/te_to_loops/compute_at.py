@@ -75,9 +75,10 @@ def attached_region(
         region.append((off, r.extent, (r.guard_low, r.guard_high)))
     if producer in scope.views:
         return region, scope.views[producer]
+    offsets = [off for off, _, _ in region]
     key = (id(producer), id(scope.alloca_block))
     if key in gen.attached_buffers:
-        return region, View(gen.attached_buffers[key], [off for off, _, _ in region])
+        return region, View(gen.attached_buffers[key], offsets)
     elt = producer.value.type.element_type  # type: ignore[attr-defined]
     shape = [r.extent for r in regions]
     lanes = native_lanes(elt, gen.vector_bits)
@@ -100,7 +101,7 @@ def attached_region(
     else:
         scope.alloca_block.insert_op_before(alloca, first)
     gen.attached_buffers[key] = alloca.results[0]
-    return region, View(alloca.results[0], [off for off, _, _ in region])
+    return region, View(alloca.results[0], offsets)
 
 
 def materialize(gen: Emitter, form: Linear, vals: dict[IterVar, Val]) -> SSAValue:

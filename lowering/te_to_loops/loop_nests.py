@@ -3,7 +3,7 @@ vectorized), the original axes recomputed inside them, tails and region boundari
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from xdsl.dialects import arith, memref, scf
@@ -96,12 +96,8 @@ class LoopNestEmitter(TensorizeEmitter):
         # 0.45 ms).
         known = {id(c): self._known_full(c, nest.ext[c.var]) for c in tails}
         whole = frozenset(i for i, full in known.items() if full)
-        short = {i for i, full in known.items() if full is False} - self.known_tails
-        self.known_tails.update(short)
-        try:
+        with self._in_tail(i for i, full in known.items() if full is False):
             self.emit_level(nest, scope, leaves, 0, {}, whole, "main", first_reduce)
-        finally:
-            self.known_tails.difference_update(short)
 
     def emit_level(
         self,
@@ -275,6 +271,16 @@ class LoopNestEmitter(TensorizeEmitter):
         self.add(scf.ParallelOp([self.index(0)], [ub], [self.index(1)], Region(block)))
 
     @contextmanager
+    def _in_tail(self, ids: Iterable[int]) -> Iterator[None]:
+        """While a tail is emitted: the constraints `ids` are known to cut the tile short."""
+        new = set(ids) - self.known_tails
+        self.known_tails.update(new)
+        try:
+            yield
+        finally:
+            self.known_tails.difference_update(new)
+
+    @contextmanager
     def _knowing(self, fact: tuple[SSAValue, int, int] | None, full: bool) -> Iterator[None]:
         """While a versioned tile's branch is emitted: whether the tile of `size` starting at
         `value * size` fits below `upper` (fact = (value, size, upper))."""
@@ -315,8 +321,8 @@ class LoopNestEmitter(TensorizeEmitter):
         branch knows its tile is short, so the tile there is emitted guarded only.
 
         The same when a reduction is computed at `leaf` (a conv's register tile at its
-        epilogue's column tiles): the tile and its copy-out are emitted once for a full tile and once for
-        the tail, and never meet. Versioned only inside the tile's depth loop, the two tiles
+        epilogue's column tiles): the tile and its copy-out are emitted once for a full tile
+        and once for the tail, and never meet. Versioned only inside the tile's depth loop, the two tiles
         met there at every step and again at the copy-out, and LLVM gave both one register
         assignment: 28 accumulators rotated through registers every step, with a spill (a
         1x1 conv 16 -> 64 at 99 columns, 2 x 14 tiles and a one-column tail: 0.164 ms, 0.107
@@ -343,12 +349,8 @@ class LoopNestEmitter(TensorizeEmitter):
                     body(handled | {id(c)})
 
             def tail(c: Constraint = c, fact=fact) -> None:
-                self.known_tails.add(id(c))
-                try:
-                    with self._knowing(fact, False):
-                        body(handled)
-                finally:
-                    self.known_tails.discard(id(c))
+                with self._in_tail([id(c)]), self._knowing(fact, False):
+                    body(handled)
 
             self.emit_if(full, whole, tail)
             return

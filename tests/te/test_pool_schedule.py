@@ -23,25 +23,18 @@ from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task, te_function
 
 
-def _pool(shape: list[int], attrs: str, out: list[int], layout: str) -> str:
+def _pool(op: str, shape: list[int], attrs: str, out: list[int], layout: str) -> str:
+    """A one-pool kernel: an average pool with a ReLU epilogue, or a max pool alone (its own
+    output)."""
     x = f"tensor<{'x'.join(map(str, shape))}xf32>"
     y = f"tensor<{'x'.join(map(str, out))}xf32>"
+    epilogue = f"%2 = nnvm.relu %1 : ({y}) -> {y}" if op == "avg_pool2d" else ""
+    result = "%2" if epilogue else "%1"
     return f"""builtin.module {{
   func.func @pool(%0: {x}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
-    %1 = nnvm.avg_pool2d %0 {{{attrs}, layout = "{layout}"}} : ({x}) -> {y}
-    %2 = nnvm.relu %1 : ({y}) -> {y}
-    func.return %2 : {y}
-  }}
-}}"""
-
-
-def _max_pool(shape: list[int], attrs: str, out: list[int], layout: str) -> str:
-    x = f"tensor<{'x'.join(map(str, shape))}xf32>"
-    y = f"tensor<{'x'.join(map(str, out))}xf32>"
-    return f"""builtin.module {{
-  func.func @pool(%0: {x}) -> {y} attributes {{nnvm.pattern = "out-elemwise-fusable"}} {{
-    %1 = nnvm.max_pool2d %0 {{{attrs}, layout = "{layout}"}} : ({x}) -> {y}
-    func.return %1 : {y}
+    %1 = nnvm.{op} %0 {{{attrs}, layout = "{layout}"}} : ({x}) -> {y}
+    {epilogue}
+    func.return {result} : {y}
   }}
 }}"""
 
@@ -61,7 +54,7 @@ CASES = {  # id: (input shape, attributes, output shape, layout, one pass)
 def test_average_pool_schedule_and_result(case: str) -> None:
     shape, attrs, out = CASES[case]
     one_pass = len(shape) == 5  # blocked NCHW16c
-    text = _pool(shape, attrs, out, "NCHW16c" if one_pass else "NCHW")
+    text = _pool("avg_pool2d", shape, attrs, out, "NCHW16c" if one_pass else "NCHW")
     schedule = _schedule_and_run(text)
     computed_at = 'te.compute_at "avg_pool2d.sum" at' in schedule
     assert computed_at == one_pass, schedule
@@ -83,7 +76,7 @@ MAX_CASES = {  # id: (input shape, attributes, output shape)
 def test_max_pool_keeps_its_maximum_in_a_register(case: str) -> None:
     shape, attrs, out = MAX_CASES[case]
     blocked = len(shape) == 5
-    text = _max_pool(shape, attrs, out, "NCHW16c" if blocked else "NCHW")
+    text = _pool("max_pool2d", shape, attrs, out, "NCHW16c" if blocked else "NCHW")
     schedule = _schedule_and_run(text)
     local = 'te.compute_at "max_pool2d.local" at "max_pool2d"' in schedule
     assert local == blocked, schedule
