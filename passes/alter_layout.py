@@ -232,6 +232,9 @@ class BlockConv2D(RewritePattern):
     block: int
     stats: _Stats
     dot_lanes: int = 0
+    narrow_groups: bool = True
+    """Groups narrower than a block run in full blocks spanning several groups (else in
+    blocks of a group's width, or NCHW)."""
 
     def kernel_blocks(self, op: Conv2DOp) -> tuple[int, int, int] | None:
         """(input block, kernel input-channel block, output block), or None to leave op. A
@@ -256,6 +259,13 @@ class BlockConv2D(RewritePattern):
         if i == 1 and groups == c == o:  # depthwise: OIHW1i<b>o
             b = self.channel_block(c)
             return None if b is None else (b, 1, b)
+        og = o // groups
+        if self.narrow_groups and 1 < i == og < self.block and self.block % og == 0:
+            # groups narrower than a block (RegNet's 8, ResNeXt's 4): a block spans block / og
+            # groups, each output lane reading its own group's channels of the same input
+            # block (a shuffle per pixel and channel), so vectors stay full width
+            b = self.channel_block(c)
+            return None if b != self.block else (b, i, b)
         # a block inside one group: the largest that divides the channels of a group, on
         # either side (RegNet's 8 per group take 8-wide blocks under AVX-512's 16; in NCHW
         # they ran at 4-10% of peak)
@@ -390,8 +400,8 @@ class BlockConv2D(RewritePattern):
         if out_layout != data_layout:
             layouts["out_layout"] = out_layout
         groups = op.attr("groups")
-        if ib == 1 and groups > 1:  # depthwise: padding channels are groups of their own
-            layouts["groups"] = shape_of(x_b.results[0])[1] * db
+        if groups > 1 and ib < db:  # padding channels are groups of their own
+            layouts["groups"] = shape_of(x_b.results[0])[1] * db // ib
         conv = rebuild(op, [x_b.results[0], w_b.results[0]], **layouts)
         _replace_with_blocked(rewriter, op, [x_b, w_b], conv, out_layout, [])
         self.stats.convs += 1

@@ -310,6 +310,35 @@ class Conv2DOp(NNVMOp):
                 ("n", "ocb", "oh", "ow", "oc"),
                 "conv2d_nchwc",
             )
+        narrow_groups = (  # a block spans groups of og channels in and out
+            same
+            and cb is not None
+            and groups > 1
+            and 1 < ig == og < cb
+            and cb % og == 0
+            and data_layout.text == f"NCHW{cb}c"
+            and kernel_layout.text == f"OIHW{ig}i{cb}o"
+        )
+        if narrow_groups:
+            assert cb is not None
+
+            def narrow_grouped_nchwc(*a: Expr) -> Expr:
+                # output channel oc of block ocb reads channel ic of its own group, in the
+                # same block: lane (oc // og) * og + ic (a shuffle of one input block per
+                # pixel once vectorized over oc)
+                n, ocb, oh, ow, oc, icb, rh, rw, ic = a
+                ih, iw = window(oh, ow, rh, rw)
+                return mul(
+                    xp[n, ocb + icb, ih, iw, (oc // og) * og + ic], w[ocb, icb, rh, rw, ic, oc]
+                )
+
+            return conv(
+                narrow_grouped_nchwc,
+                (1, kh, kw, ig),
+                ("icb", "kh", "kw", "ic"),
+                ("n", "ocb", "oh", "ow", "oc"),
+                "conv2d_nchwc",
+            )
         blocked = (
             cb is not None
             and ob is not None

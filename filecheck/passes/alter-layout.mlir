@@ -83,8 +83,8 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 
 // Not blocked: a 1x1 conv with 6 output channels (fewer than a block, and none divides them)
 // runs as a matmul. A conv over 3 input channels is a stem:
-// it reads NCHW and writes NCHW8c (out_layout). A grouped conv with 4 channels per group
-// stays NCHW (an 8-channel block would span two groups).
+// it reads NCHW and writes NCHW8c (out_layout). A grouped conv with 4 input and 2 output
+// channels per group stays NCHW (an 8-channel block would span groups of unequal sides).
 // Neighbours get transforms back to NCHW: an add with an NCHW value, softmax, reshape,
 // concat of a blocked and an NCHW value; a concat along H of blocked values stays blocked, and
 // so does a product by a per-channel scale computed at run time (a group norm's): the scale's
@@ -101,7 +101,7 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 // CHECK-NEXT:    %w6_OC = nnvm.reshape %w6 {shape = [6, 8]} : (tensor<6x8x1x1xf32>) -> tensor<6x8xf32>
 // CHECK-NEXT:    %c6_mm = nnvm.matmul %w6_OC, %c6_rows : (tensor<6x8xf32>, tensor<1x8x16xf32>) -> tensor<1x6x16xf32>
 // CHECK-NEXT:    %c6 = nnvm.reshape %c6_mm {shape = [1, 6, 4, 4]} : (tensor<1x6x16xf32>) -> tensor<1x6x4x4xf32>
-// CHECK-NEXT:    %cg = nnvm.conv2d [[C]], %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+// CHECK-NEXT:    %cg = nnvm.conv2d [[C]], %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
 // CHECK-NEXT:    %rs_NCHW8c = nnvm.layout_transform %rs {src_layout = "NCHW", dst_layout = "NCHW8c"} : (tensor<1x8x1x1xf32>) -> tensor<1x1x1x1x8xf32>
 // CHECK-NEXT:    %m = nnvm.mul %c, %rs_NCHW8c : (tensor<1x1x4x4x8xf32>, tensor<1x1x1x1x8xf32>) -> tensor<1x1x4x4x8xf32>
 // CHECK-NEXT:    [[M:%.*]] = nnvm.layout_transform %m {src_layout = "NCHW8c", dst_layout = "NCHW"}
@@ -112,22 +112,22 @@ func.func @grouped_blocks(%x: tensor<1x32x4x4xf32>, %y: tensor<1x24x4x4xf32>) ->
 // CHECK-NEXT:    %{{.*}} = nnvm.layout_transform %ch {src_layout = "NCHW8c", dst_layout = "NCHW"}
 // CHECK-NEXT:    %cm = nnvm.concat [[C]], %y {axis = 1}
 // CHECK-NEXT:    func.return %c6, %cg, [[M]]
-func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: tensor<1x8x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>) {
+func.func @left_alone(%x: tensor<1x3x4x4xf32>, %rs: tensor<1x8x1x1xf32>, %y: tensor<1x8x4x4xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>) {
   %w3 = nnvm.param "w3" : tensor<8x3x3x3xf32>
   %w6 = nnvm.param "w6" : tensor<6x8x1x1xf32>
-  %wg = nnvm.param "wg" : tensor<8x4x1x1xf32>
+  %wg = nnvm.param "wg" : tensor<4x4x1x1xf32>
   %c3 = nnvm.conv2d %x, %w3 {padding = [1, 1, 1, 1]} : (tensor<1x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
   %w8 = nnvm.param "w8" : tensor<8x8x1x1xf32>
   %c = nnvm.conv2d %c3, %w8 : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
   %c6 = nnvm.conv2d %c, %w6 : (tensor<1x8x4x4xf32>, tensor<6x8x1x1xf32>) -> tensor<1x6x4x4xf32>
-  %cg = nnvm.conv2d %c, %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %cg = nnvm.conv2d %c, %wg {groups = 2} : (tensor<1x8x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
   %m = nnvm.mul %c, %rs : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
   %a = nnvm.add %c, %y : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   %sm = nnvm.softmax %c {axis = 1} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   %rsh = nnvm.reshape %c {shape = [8, 16]} : (tensor<1x8x4x4xf32>) -> tensor<8x16xf32>
   %ch = nnvm.concat %c, %c {axis = 2} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x4xf32>
   %cm = nnvm.concat %c, %y {axis = 1} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32>
-  func.return %c6, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x6x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
+  func.return %c6, %cg, %m, %a, %sm, %rsh, %ch, %cm : tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<8x16xf32>, tensor<1x8x8x4xf32>, tensor<1x16x4x4xf32>
 }
 
 // A stem whose output channels the block does not divide pads them to whole blocks: 24
@@ -142,13 +142,28 @@ func.func @stem_24(%x: tensor<1x3x8x8xf32>) -> tensor<1x24x4x4xf32> {
   func.return %c : tensor<1x24x4x4xf32>
 }
 
-// A grouped conv with 8 channels per group blocks by 8 under block=16 (RegNet's).
+// 4 channels a group (ResNeXt's first stage) under block=8: blocks of two groups, OIHW4i8o.
+// CHECK-LABEL: func.func @grouped_4_per_group
+// CHECK:         nnvm.conv2d %{{.*}}, %{{.*}} {padding = [1, 1, 1, 1], groups = 4, data_layout = "NCHW8c", kernel_layout = "OIHW4i8o"} : (tensor<1x2x6x6x8xf32>, tensor<2x1x3x3x4x8xf32>) -> tensor<1x2x6x6x8xf32>
+func.func @grouped_4_per_group(%x: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %w = nnvm.param "w" : tensor<16x4x3x3xf32>
+  %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], groups = 4} : (tensor<1x16x6x6xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x6x6xf32>
+  func.return %c : tensor<1x16x6x6xf32>
+}
+
+// A grouped conv with 8 channels per group under block=16 (RegNet's) runs in 16-channel blocks
+// that span two groups (kernel OIHW8i16o: each output lane reads its own group's 8 channels of
+// the same input block). 40 channels are padded to 48: the padding is a group of its own.
 // B16-LABEL: func.func @grouped_8_per_group
-// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {padding = [1, 1, 1, 1], groups = 6, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o"}
-func.func @grouped_8_per_group(%x: tensor<1x48x6x6xf32>) -> tensor<1x48x6x6xf32> {
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {padding = [1, 1, 1, 1], groups = 6, data_layout = "NCHW16c", kernel_layout = "OIHW8i16o"} : (tensor<1x3x6x6x16xf32>, tensor<3x1x3x3x8x16xf32>) -> tensor<1x3x6x6x16xf32>
+// B16:         nnvm.conv2d %{{.*}}, %{{.*}} {padding = [1, 1, 1, 1], groups = 6, data_layout = "NCHW16c", kernel_layout = "OIHW8i16o"} : (tensor<1x3x6x6x16xf32>, tensor<3x1x3x3x8x16xf32>) -> tensor<1x3x6x6x16xf32>
+// B16:         nnvm.layout_transform %{{.*}} {src_layout = "NCHW16c", dst_layout = "NCHW", logical = [1, 40, 6, 6]}
+func.func @grouped_8_per_group(%x: tensor<1x48x6x6xf32>, %y: tensor<1x40x6x6xf32>) -> (tensor<1x48x6x6xf32>, tensor<1x40x6x6xf32>) {
   %w = nnvm.param "w" : tensor<48x8x3x3xf32>
   %c = nnvm.conv2d %x, %w {padding = [1, 1, 1, 1], groups = 6} : (tensor<1x48x6x6xf32>, tensor<48x8x3x3xf32>) -> tensor<1x48x6x6xf32>
-  func.return %c : tensor<1x48x6x6xf32>
+  %v = nnvm.param "v" : tensor<40x8x3x3xf32>
+  %d = nnvm.conv2d %y, %v {padding = [1, 1, 1, 1], groups = 5} : (tensor<1x40x6x6xf32>, tensor<40x8x3x3xf32>) -> tensor<1x40x6x6xf32>
+  func.return %c, %d : tensor<1x48x6x6xf32>, tensor<1x40x6x6xf32>
 }
 
 // 1x1 convs whose channels only an 8-wide block divides under block=16 run NCHW16c with
@@ -423,10 +438,10 @@ func.func @slice_crops(%x: tensor<1x16x12x12xf32>, %w: tensor<16x16x3x3xf32>, %w
 }
 
 // STATS:      'alter-layout'
-// STATS-NEXT:   (S) 21 blocked-convs - conv2d ops blocked
+// STATS-NEXT:   (S) 23 blocked-convs - conv2d ops blocked
 // STATS-NEXT:   (S) 30 followers - neighbours moved to the blocked layout
 // STATS-NEXT:   (S) 9 composed - back-to-back layout transforms composed
-// STATS-NEXT:   (S) 43 data-transforms - runtime layout transforms (boundaries)
+// STATS-NEXT:   (S) 47 data-transforms - runtime layout transforms (boundaries)
 // STATS-NEXT:   (S) 1 pointwise-matmuls - unblockable 1x1 convs run as matmuls
 // STATS-NEXT:   (S) 12 dense-to-matmul - dense, lstm and gru ops with constant weights moved to transposed weights
 

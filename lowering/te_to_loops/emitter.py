@@ -33,11 +33,14 @@ class NotVectorizable(Exception):
 @dataclass
 class Val:
     """A value of the loop body: uniform ('u'), base + lane ('l', an index; ssa is the base at
-    lane 0), or a vector ('v'). `mult`: an index ssa known to be a multiple of it."""
+    lane 0), base + a constant per lane ('p', an index: lane k is base + pattern[k], as
+    (lane // 8) * 8 + c reads two channel groups' inputs for one 16-lane vector), or a vector
+    ('v'). `mult`: an index ssa known to be a multiple of it."""
 
     ssa: SSAValue
     kind: str = "u"
     mult: int = 1
+    pattern: tuple[int, ...] = ()
 
 
 @dataclass

@@ -99,7 +99,7 @@ class FormulaEval:
         if op.results and isinstance(op.results[0].type, IndexType):
             return self.index_op(op)
         operands = [self.eval(o) for o in op.operands]
-        if any(o.kind == "l" for o in operands):
+        if any(o.kind in ("l", "p") for o in operands):
             raise NotVectorizable
         return gen.data_op(lambda *xs: _rebuild(op, list(xs)), operands)
 
@@ -132,7 +132,7 @@ class FormulaEval:
             isinstance(op, arith.RemSIOp)
             and consts[1] is not None
             and consts[1] > 0
-            and a[0].kind == "l"
+            and a[0].kind in ("l", "p")
         ):
             return gen.irem(a[0], consts[1])
         if any(x.kind != "u" for x in a):
@@ -175,7 +175,7 @@ class FormulaEval:
             results: list[SSAValue] = []
             for block, val in branches:
                 with gen.at(block):
-                    if val.kind == "l":
+                    if val.kind in ("l", "p"):
                         raise NotVectorizable
                     ssa = gen.to_vector(val) if vector_result else val.ssa
                     results.append(ssa)

@@ -1,5 +1,6 @@
-"""Index arithmetic of loop bodies, aware of lanes: an index is uniform or "base + lane", and
-folds constants and known multiples so a tile offset plus a lane index stays aligned."""
+"""Index arithmetic of loop bodies, aware of lanes: an index is uniform, "base + lane" or
+"base + a constant per lane" (a lane index divided by a divisor of its base), and folds
+constants and known multiples so a tile offset plus a lane index stays aligned."""
 
 from __future__ import annotations
 
@@ -40,7 +41,32 @@ class IndexMath(Emitter):
             return int(op.value.value.data)
         return None
 
+    def lane_pattern(self, base: Val, pattern: tuple[int, ...]) -> Val:
+        """base + pattern[lane] in its simplest kind: uniform when every lane is the same,
+        base + lane when the pattern counts up by one, else a pattern ('p')."""
+        first = pattern[0]
+        start = self.iadd(base, self.cval(first)) if first else base
+        if all(p == first for p in pattern):
+            return start
+        if all(p == first + k for k, p in enumerate(pattern)):
+            return Val(start.ssa, "l", start.mult)
+        return Val(start.ssa, "p", start.mult, tuple(p - first for p in pattern))
+
+    def _lanes_of(self, a: Val) -> tuple[int, ...]:
+        assert self.lanes is not None
+        return a.pattern if a.kind == "p" else tuple(range(self.lanes))
+
+    def _pattern_add(self, a: Val, b: Val, sign: int) -> Val:
+        """A pattern plus or minus a uniform index: the pattern over the sum of bases."""
+        if sign < 0 and b.kind != "u" or "v" in (a.kind, b.kind) or "l" in (a.kind, b.kind):
+            raise NotVectorizable
+        p, u = (a, b) if a.kind == "p" else (b, a)
+        base = self.iadd(Val(a.ssa, "u", a.mult), Val(b.ssa, "u", b.mult), sign)
+        return Val(base.ssa, "p", base.mult, p.pattern)
+
     def iadd(self, a: Val, b: Val, sign: int = 1) -> Val:
+        if "p" in (a.kind, b.kind):
+            return self._pattern_add(a, b, sign)
         if a.kind == "v" or b.kind == "v" or (a.kind == "l" and b.kind == "l"):
             raise NotVectorizable
         if sign < 0 and b.kind == "l":
@@ -73,6 +99,9 @@ class IndexMath(Emitter):
     def imul(self, a: Val, c: int) -> Val:
         if c == 1:
             return a
+        if a.kind == "p":
+            base = self.imul(Val(a.ssa, "u", a.mult), c)
+            return self.lane_pattern(base, tuple(p * c for p in a.pattern))
         if a.kind != "u":
             raise NotVectorizable
         ca = self.const_of(a)
@@ -86,7 +115,12 @@ class IndexMath(Emitter):
         if a.kind == "l":
             if self.lanes and a.mult % self.lanes == 0 and c % self.lanes == 0:
                 return Val(self.add1(arith.FloorDivSIOp(a.ssa, self.index(c))), "u", 1)
-            raise NotVectorizable
+        if a.kind in ("l", "p"):
+            # (base + p) // c = base // c + p // c when c divides the base
+            if not self.lanes or a.mult % c:
+                raise NotVectorizable
+            base = self.idiv(Val(a.ssa, "u", a.mult), c)
+            return self.lane_pattern(base, tuple(p // c for p in self._lanes_of(a)))
         if a.kind != "u":
             raise NotVectorizable
         ca = self.const_of(a)
@@ -100,7 +134,11 @@ class IndexMath(Emitter):
             if self.lanes and a.mult % self.lanes == 0 and c % self.lanes == 0:
                 r = self.add1(arith.RemSIOp(a.ssa, self.index(c)))
                 return Val(r, "l", math.gcd(a.mult, c))
-            raise NotVectorizable
+        if a.kind in ("l", "p"):
+            # (base + p) % c = p % c when c divides the base
+            if not self.lanes or a.mult % c:
+                raise NotVectorizable
+            return self.lane_pattern(self.cval(0), tuple(p % c for p in self._lanes_of(a)))
         if a.kind != "u":
             raise NotVectorizable
         ca = self.const_of(a)

@@ -43,10 +43,12 @@ class KernelGenerator(LoopNestEmitter):
         module: ModuleOp,
         vector_bits: int = NATIVE_BITS,
         intrinsics: Mapping[str, TensorIntrinsic] | None = None,
+        lane_permutes: Mapping[int, str] | None = None,
     ):
         super().__init__(state, module, vector_bits)
         self._deallocs: list[SSAValue] = []
         self.intrinsics = dict(intrinsics or {})
+        self.lane_permutes = dict(lane_permutes or {})
 
     def generate(self) -> None:
         state, fn = self.state, self.state.fn

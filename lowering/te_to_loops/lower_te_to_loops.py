@@ -54,7 +54,9 @@ def lower_kernel(fn: func.FuncOp, module: ModuleOp, target: Target) -> None:
     state.apply_all()
     target.check_schedule(state)
     bits = target.vector_bits or NATIVE_BITS
-    KernelGenerator(state, module, bits, target.tensor_intrinsics()).generate()
+    KernelGenerator(
+        state, module, bits, target.tensor_intrinsics(), target.lane_permutes()
+    ).generate()
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,20 @@ tile. Loads, stores and data ops on lanes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
-from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import IntegerAttr, VectorType, i1
+from xdsl.dialects import arith, llvm, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    VectorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -29,6 +39,9 @@ from nnvm.lowering.te_to_loops.index_math import IndexMath
 MAX_LANES = 64
 """A vectorized loop of at most this many iterations becomes one vector (LLVM splits it into
 native registers); longer loops step by the native width."""
+MAX_DISTINCT = 4
+"""A load whose lanes read a pattern of positions (see _pattern_load) at most this many
+distinct ones, when they do not fit one vector: one broadcast each."""
 NATIVE_BITS = 256
 """The default width of one vector register (AVX2)."""
 
@@ -76,6 +89,9 @@ class VectorEmitter(IndexMath):
     """Emits values that may be vectors: a formula that would need gathers, lane-dependent
     conditions or guards raises NotVectorizable and its loop is emitted scalar, so vectorizing
     is always correct and only sometimes fast."""
+
+    lane_permutes: Mapping[int, str] = MappingProxyType({})
+    """The target's f32 lane permutes by run-time indices, by lane count (Target.lane_permutes)."""
 
     def emit_vector_leaf(
         self,
@@ -204,7 +220,58 @@ class VectorEmitter(IndexMath):
                     self.add1(vector.MaskedLoadOp(buffer, indices, self.mask, splat, t)), "v"
                 )
             return Val(self.add1(vector.LoadOp(buffer, indices, t)), "v")
+        if idx[-1].kind == "p" and all(i.kind == "u" for i in idx[:-1]) and passthru is None:
+            return self._pattern_load(buffer, idx)
         raise NotVectorizable
+
+    def _pattern_load(self, buffer: SSAValue, idx: list[Val]) -> Val:
+        """A load whose lanes read base + pattern[lane] along the last index: a grouped conv's
+        16 output channels over two groups of 8 read input channel c of one group in lanes
+        0-7, of the other in lanes 8-15. With a constant base whose lanes fit one vector
+        inside the buffer: that vector, shuffled. With a base known at run time (a group's
+        channel loop) and a last dimension of one vector: the whole of it, permuted by
+        base + pattern through the target's lane permute (vpermps) where it has one.
+        Otherwise, up to MAX_DISTINCT positions: a broadcast of each, blended by shuffles."""
+        assert self.lanes is not None
+        last = idx[-1]
+        shape = buffer.type.get_shape()  # type: ignore[attr-defined]
+        elt = buffer.type.element_type  # type: ignore[attr-defined]
+        t = VectorType(elt, [self.lanes])
+        uniform = [i.ssa for i in idx[:-1]]
+        base = self.const_of(Val(last.ssa))
+        lo, hi = min(last.pattern), max(last.pattern)
+        if base is not None and shape[-1] >= self.lanes and 0 <= base + lo:
+            start = min(base + lo, shape[-1] - self.lanes)
+            if base + hi < start + self.lanes:
+                v = self.add1(vector.LoadOp(buffer, [*uniform, self.index(start)], t))
+                return Val(self._shuffle(v, v, [base + p - start for p in last.pattern]), "v")
+        permute = self.lane_permutes.get(self.lanes) if elt == f32 else None
+        if permute is not None and shape[-1] == self.lanes:
+            # every lane's position is a valid index of the last dimension
+            v = self.add1(vector.LoadOp(buffer, [*uniform, self.index(0)], t))
+            it = VectorType(i32, [self.lanes])
+            first = self.add1(vector.BroadcastOp(self.add1(arith.IndexCastOp(last.ssa, i32)), it))
+            offsets = DenseIntOrFPElementsAttr.from_list(it, list(last.pattern))
+            lanes = self.add1(arith.AddiOp(first, self.add1(arith.ConstantOp(offsets, it))))
+            return Val(self.add1(llvm.CallIntrinsicOp(permute, [v, lanes], [t])), "v")
+        positions = sorted(set(last.pattern))
+        if len(positions) > MAX_DISTINCT or self.mask is not None:
+            raise NotVectorizable  # a masked tail's lanes past the count may read past the end
+        splats = {}
+        for p in positions:
+            at = self.iadd(Val(last.ssa, "u", last.mult), self.cval(p))
+            x = self.add1(memref.LoadOp.get(buffer, [*uniform, at.ssa]))
+            splats[p] = self.add1(vector.BroadcastOp(x, t))
+        v = splats[positions[0]]
+        for p in positions[1:]:
+            mask = [k + self.lanes if q == p else k for k, q in enumerate(last.pattern)]
+            v = self._shuffle(v, splats[p], mask)
+        return Val(v, "v")
+
+    def _shuffle(self, a: SSAValue, b: SSAValue, mask: list[int]) -> SSAValue:
+        return self.add1(
+            vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, mask), result_type=a.type)
+        )
 
     def _unit_dims_zero(self, buffer: SSAValue, idx: list[Val]) -> list[Val]:
         """Index 0 along a buffer's dimensions of size 1, the only position there: a tile
@@ -255,7 +322,7 @@ class VectorEmitter(IndexMath):
     def to_vector(self, v: Val) -> SSAValue:
         if v.kind == "v":
             return v.ssa
-        if v.kind == "l" or self.lanes is None:
+        if v.kind in ("l", "p") or self.lanes is None:
             raise NotVectorizable
         return self.add1(vector.BroadcastOp(v.ssa, VectorType(v.ssa.type, [self.lanes])))
 

@@ -114,6 +114,13 @@ class Target(ABC):
         pattern and the target's code for it (a TensorIntrinsic of nnvm.dialects.te.intrinsics)."""
         return {}
 
+    def lane_permutes(self) -> Mapping[int, str]:
+        """LLVM intrinsics that permute the f32 lanes of a vector by a vector of lane indices
+        known only at run time, by lane count (x86's vpermps): a vectorized load whose lanes
+        read positions base + pattern[lane] of one vector, the base a loop's value, takes one.
+        Without one, such a load broadcasts each position it reads and blends them."""
+        return {}
+
     def accepts(self, fn: func.FuncOp) -> str | None:
         """None when this target can run the fused kernel `fn`; else why not (placement)."""
         return None

@@ -46,6 +46,9 @@ CPU_LEVEL_FEATURES: dict[str, tuple[str, ...]] = {
 }
 
 
+LANE_PERMUTES = {16: "llvm.x86.avx512.permvar.sf.512", 8: "llvm.x86.avx2.permps"}
+"""x86's f32 lane permutes by a vector of indices (vpermps), by lane count."""
+
 MATMUL_PANEL = 32
 """Column-panel width of a packed matmul operand (two AVX-512 or four AVX2 f32 vectors)."""
 
@@ -132,6 +135,11 @@ class CPUTarget(Target):
         from nnvm.targets.cpu.dot_bytes import NAME, dot_bytes_intrinsic
 
         return {NAME: dot_bytes_intrinsic(self.vector_bits // 32, self.required)}
+
+    def lane_permutes(self) -> dict[int, str]:
+        """vpermps over 16 lanes (AVX-512) and 8 (AVX2)."""
+        found = {16: "avx512f", 8: "avx2"}
+        return {n: LANE_PERMUTES[n] for n, feature in found.items() if feature in self.required}
 
     def pass_options(self, pass_name: str) -> dict[str, Any]:
         if pass_name == "alter-layout":  # NCHWc channel blocks of one f32 vector
