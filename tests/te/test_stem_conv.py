@@ -41,3 +41,15 @@ def test_stem_taps_columns_outermost(size: int, kernel: int, stride: int, blocks
     space = TaskSpace(task)
     candidates = [space.default(), space.make({**task.default_config, "conv.kw_outer": False})]
     assert_compute_the_kernel(task, space, candidates)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "cols"), [(3, 7), (7, 14)], ids=["3x3-seven-columns", "7x7-fourteen"]
+)
+def test_short_stems_take_seven_column_tiles(kernel: int, cols: int) -> None:
+    """A 3x3 stem over 3 channels (27 products an output) tiles 7 output columns, a 7x7 one
+    14 (conv2d.py STEM_COLUMNS); both compute the kernel at 111 columns (a tail tile)."""
+    task = task_of(_stem(221, kernel, 2, 2), "conv")
+    assert task.default_config["conv.cols"] == cols
+    space = TaskSpace(task)
+    assert_compute_the_kernel(task, space, [space.default()])
