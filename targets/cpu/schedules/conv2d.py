@@ -95,7 +95,8 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
     depthwise = len(anchor.reduce_names) <= 2
     # a block over narrow groups: its input is its own block, so a second block of the tile
     # would share no input with the first
-    max_blocks = 1 if depthwise or _lanes_read_across(anchor) else 2
+    narrow = _lanes_read_across(anchor)
+    max_blocks = 1 if depthwise or narrow else 2
     budget = DOT_ACCUMULATORS if dot_packed(anchor) else s.accumulators
     oh = anchor.shape[2]
     short_stem = len(anchor.reduce_shape) == 3 and math.prod(anchor.reduce_shape) <= STEM_TAPS
@@ -109,7 +110,7 @@ def conv2d_nchwc(s: KernelScheduler, anchor: ComputeOp, a: str, e: str) -> None:
         max_rows=1 if depthwise else oh,
         tails=not depthwise,
     )
-    if not depthwise and ncb % 2 and ncb % 3 == 0:
+    if not depthwise and not narrow and ncb % 2 and ncb % 3 == 0:
         ocf, rows, owf = _three_blocks(ow, ncb, budget, s.max_row_tile, (ocf, rows, owf), oh)
     ocf = s.knob("conv.blocks", list(range(1, min(1 if depthwise else 3, ncb) + 1)), ocf)
     owf = s.knob("conv.cols", range(1, min(budget // ocf, s.max_row_tile, ow) + 1), owf)
