@@ -150,19 +150,14 @@ class LoopNestEmitter(TensorizeEmitter):
             guards = [c for c in nest.constraints if id(c) not in handled_now and c.var in new]
             handled3 = handled_now | {id(c) for c in guards}
 
-            def rest(done: frozenset[int] = handled3, last: int | None = None) -> None:
-                at = vals2
-                if last is not None:  # the tail of a versioned split: its last tile
-                    at = dict(vals)
-                    at[leaf] = self.cval(last)
-                    self.derive(nest, at)
+            def rest(done: frozenset[int] = handled3) -> None:
                 scope2 = scope
                 if mode == "main":
                     for p in nest.attached.get(leaf, []):
-                        scope2 = self.emit_attached(p, nest, scope2, leaves, k, at)
+                        scope2 = self.emit_attached(p, nest, scope2, leaves, k, vals2)
                     if leaf.prefetch:
-                        self.emit_prefetches(nest, scope2, leaves, k, at)
-                self.emit_level(nest, scope2, leaves, k + 1, at, done, mode, first_reduce)
+                        self.emit_prefetches(nest, scope2, leaves, k, vals2)
+                self.emit_level(nest, scope2, leaves, k + 1, vals2, done, mode, first_reduce)
 
             self.guarded(guards, vals2, lambda: self.versioned(nest, leaf, vals2, handled3, rest))
 
@@ -316,7 +311,7 @@ class LoopNestEmitter(TensorizeEmitter):
         leaf: IterVar,
         vals: dict[IterVar, Val],
         handled: frozenset[int],
-        body: Callable[..., None],
+        body: Callable[[frozenset[int]], None],
     ) -> None:
         """`body(handled)`, or, when `leaf` is the outer half of a split whose inner half is
         an unrolled tile with a tail, `if full: body(tail handled) else: body(handled)`: the
@@ -331,12 +326,7 @@ class LoopNestEmitter(TensorizeEmitter):
         met there at every step and again at the copy-out, and LLVM gave both one register
         assignment: 28 accumulators rotated through registers every step, with a spill (a
         1x1 conv 16 -> 64 at 99 columns, 2 x 14 tiles and a one-column tail: 0.164 ms, 0.107
-        at 98 columns; now 0.111).
-
-        Only the last tile of a split can be short: the tail branch is emitted with `leaf`
-        at its last value (body's `last`), so the tail's offsets, its count and the guards of
-        its columns are constants (SqueezeNet's stem at 111 columns in tiles of 14: the tail
-        tile of 13 tested each column at every tap: the stem 1.26 -> 1.13 ms in the model)."""
+        at 98 columns; now 0.111)."""
         for c in nest.constraints:
             if id(c) in handled or c.lower:
                 continue
@@ -358,13 +348,9 @@ class LoopNestEmitter(TensorizeEmitter):
                 with self._knowing(fact, True):
                     body(handled | {id(c)})
 
-            n = nest.ext[leaf]
-            exact = c.offset is None and vals[leaf].kind == "u" and (n - 1) * size < c.upper
-            last = n - 1 if exact and c.upper <= n * size else None
-
-            def tail(c: Constraint = c, fact=fact, last=last) -> None:
+            def tail(c: Constraint = c, fact=fact) -> None:
                 with self._in_tail([id(c)]), self._knowing(fact, False):
-                    body(handled, last)
+                    body(handled)
 
             self.emit_if(full, whole, tail)
             return

@@ -53,25 +53,3 @@ def test_full_and_tail_tiles_have_their_own_depth_loops(width: int, monkeypatch)
         )
     check(module, atol=1e-4)
 
-
-def test_the_tail_tile_is_the_last_one(monkeypatch) -> None:
-    """Only the last column tile can be short: the tail branch is emitted at the last tile's
-    position, so its offsets, column count and column guards are constants (none depends on
-    the column-tile loop), and LLVM folds its guards away."""
-    monkeypatch.setattr(conv2d, "_conv_tile", lambda *a, **k: (2, 1, 14))
-    module = parse(_conv(99))
-    lowered = lower(module.clone())
-    versions = [
-        (loop, op)
-        for loop in lowered.walk()
-        if isinstance(loop, scf.ForOp)
-        for op in loop.body.block.ops
-        if isinstance(op, scf.IfOp) and op.false_region.blocks and _depth_loops(op)
-    ]
-    assert versions, "no versioned column tile"
-    for loop, version in versions:
-        iv = loop.body.block.args[0]
-        tail_ops = list(version.false_region.walk())
-        assert _depth_loops(version.false_region.block), "the tail has no tile"
-        assert not [op for op in tail_ops if iv in op.operands], "the tail depends on its loop"
-    check(module, atol=1e-4)
