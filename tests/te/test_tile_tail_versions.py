@@ -52,4 +52,3 @@ def test_full_and_tail_tiles_have_their_own_depth_loops(width: int, monkeypatch)
             "the full tile's depth loop tests for a tail"
         )
     check(module, atol=1e-4)
-
