@@ -7,6 +7,7 @@ demo share. Defaults are small (fast tests); the parameters reach the full-size 
     transformer_encoder(layers=2, seq=128, hidden=256, heads=4, ffn=1024)       # "bert2"
     lstm_model(seq=32, input_size=128, hidden=256)
     mlp(sizes=(784, 512, 512, 10))
+    grouped_block(width=48, group=8, stride=2)                                  # RegNetY-like
 
 Weights are initializers drawn from numpy's default_rng(seed), scaled so activations stay O(1).
 """
@@ -147,6 +148,41 @@ def resnet_like(
         "resnet_like",
         [("input", [batch, 3, image, image])],
         [(logits, "output", [batch, num_classes])],
+    )
+
+
+def grouped_block(
+    batch: int = 2,
+    image: int = 15,
+    channels: int = 24,
+    width: int = 40,
+    group: int = 8,
+    stride: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """One RegNetY / ResNeXt bottleneck: 1x1 conv, a 3x3 conv in groups of `group` channels
+    (stride `stride`), squeeze-excite, 1x1 conv, and a residual add over a strided 1x1
+    shortcut; BN after each conv, ReLUs between.
+
+    `grouped_block(width=48, group=8, stride=2)` is RegNetY-400MF's first block's shape class,
+    `group=4` ResNeXt's first stage's."""
+    g = _Graph(seed)
+    y = g.op1("Relu", [_conv_bn(g, "input", channels, width, 1, 1)])
+    y = g.op1("Relu", [_conv_bn(g, y, width, width, 3, stride, groups=width // group)])
+    squeeze = g.op1("GlobalAveragePool", [y])
+    reduced = max(width // 4, 1)
+    w1 = g.weight(g.name("se.w1"), [reduced, width, 1, 1], width)
+    s = g.op1("Relu", [g.op1("Conv", [squeeze, w1, g.vector(g.name("se.b1"), reduced)])])
+    w2 = g.weight(g.name("se.w2"), [width, reduced, 1, 1], reduced)
+    s = g.op1("Sigmoid", [g.op1("Conv", [s, w2, g.vector(g.name("se.b2"), width)])])
+    y = _conv_bn(g, g.op1("Mul", [y, s]), width, channels, 1, 1)
+    shortcut = _conv_bn(g, "input", channels, channels, 1, stride)
+    out = g.op1("Relu", [g.op1("Add", [y, shortcut])])
+    side = (image - 1) // stride + 1
+    return g.model(
+        "grouped_block",
+        [("input", [batch, channels, image, image])],
+        [(out, "output", [batch, channels, side, side])],
     )
 
 

@@ -56,15 +56,15 @@ def _function(module: ModuleOp, name: str) -> func.FuncOp:
     return next(o for o in module.ops if isinstance(o, func.FuncOp) and o.sym_name.data == name)
 
 
-def lower(module: ModuleOp, schedule: str | None = "default") -> ModuleOp:
+def lower(module: ModuleOp, schedule: str | None = "default", name: str = "k") -> ModuleOp:
     """A copy of the module lowered to loops; `schedule` is "default", None (no schedule) or
-    the text of the primitives to put in a te.schedule."""
+    the text of the primitives to put in a te.schedule of function `name`."""
     m = module.clone()
     LowerToTE().apply(CTX, m)
     if schedule == "default":
         ApplyDefaultSchedulePass().apply(CTX, m)
     elif schedule:
-        attach_schedule(m, schedule)
+        attach_schedule(m, schedule, name)
     LowerTEToLoops().apply(CTX, m)
     HoistLoopInvariantAccessesPass().apply(CTX, m)  # as the CPU target's kernel passes do
     m.verify()
@@ -155,7 +155,7 @@ def check(
         inputs = random_inputs(module, name, positive=positive)
     if want is None:
         want = run_reference(module, {}, list(inputs), function=name)
-    lowered = lower(module, schedule)
+    lowered = lower(module, schedule, name)
     backend = backend or os.environ.get("NNVM_TE_BACKEND", "jit")
     backends = ["jit", "interp"] if backend == "both" else [backend]
     for be in backends:

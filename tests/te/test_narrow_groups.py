@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from harness import check, parse
+from tuned_kernels import conv_bias_relu
 from xdsl.dialects import llvm, memref, scf, vector
 
 from nnvm.targets.cpu.target import LANE_PERMUTES, CPUTarget
@@ -18,22 +19,20 @@ from nnvm.targets.llvm import host_target
 
 
 def _conv(channels: int, og: int, size: int, stride: int = 1) -> str:
-    """A 3x3 conv over `channels` channels in groups of `og`, NCHW16c, with a ReLU."""
+    """A 3x3 conv over `channels` channels in groups of `og`, NCHW16c, + bias + ReLU."""
     blocks = channels // 16
     oh = (size + 2 - 3) // stride + 1
-    x = f"tensor<1x{blocks}x{size}x{size}x16xf32>"
-    w = f"tensor<{blocks}x1x3x3x{og}x16xf32>"
-    y = f"tensor<1x{blocks}x{oh}x{oh}x16xf32>"
     attrs = (
         f"strides = [{stride}, {stride}], padding = [1, 1, 1, 1], groups = {channels // og}, "
         f'data_layout = "NCHW16c", kernel_layout = "OIHW{og}i16o"'
     )
-    return f"""
-func.func @k(%x: {x}, %w: {w}) -> {y} {{
-  %c = nnvm.conv2d %x, %w {{{attrs}}} : ({x}, {w}) -> {y}
-  %y = nnvm.relu %c : ({y}) -> {y}
-  func.return %y : {y}
-}}"""
+    return conv_bias_relu(
+        f"tensor<1x{blocks}x{size}x{size}x16xf32>",
+        f"tensor<{blocks}x1x3x3x{og}x16xf32>",
+        f"tensor<1x{blocks}x1x1x16xf32>",
+        f"tensor<1x{blocks}x{oh}x{oh}x16xf32>",
+        attrs,
+    )
 
 
 def _ops(module, kind) -> list:
@@ -52,7 +51,7 @@ def _permutes(module) -> list[llvm.CallIntrinsicOp]:
     ids=["regnet-17-cols", "regnet-stride-2", "resnext-4", "groups-of-2"],
 )
 def test_narrow_groups_match_the_reference(og: int, size: int, stride: int) -> None:
-    lowered = check(parse(_conv(32, og, size, stride)), atol=1e-4)
+    lowered = check(parse(_conv(32, og, size, stride)), atol=1e-4, name="conv")
     # the lanes read their groups' channels as one vector, not lane by lane
     if "avx512f" in host_target().required:
         assert _permutes(lowered), "the group's channel loop does not permute its input block"
@@ -64,7 +63,7 @@ def test_without_a_permute_each_position_is_broadcast(monkeypatch) -> None:
     """A target with no lane permute: the two positions a lane pair reads are broadcast and
     blended by one shuffle (RegNet's 8 a group: lanes 0-7 one channel, 8-15 another)."""
     monkeypatch.setattr(CPUTarget, "lane_permutes", lambda self: {})
-    lowered = check(parse(_conv(16, 8, 9)), atol=1e-4)
+    lowered = check(parse(_conv(16, 8, 9)), atol=1e-4, name="conv")
     assert not _permutes(lowered)
     masks = [list(op.mask.get_values()) for op in _ops(lowered, vector.ShuffleOp)]
     assert [*range(8), *range(24, 32)] in masks, masks
@@ -78,7 +77,7 @@ def test_an_unrolled_channel_shuffles_one_vector() -> None:
       te.unroll "conv2d" ic
       te.vectorize "conv2d" oc
     """
-    lowered = check(parse(_conv(16, 4, 6)), schedule=schedule, atol=1e-4)
+    lowered = check(parse(_conv(16, 4, 6)), schedule=schedule, atol=1e-4, name="conv")
     assert not _permutes(lowered)
     masks = {tuple(op.mask.get_values()) for op in _ops(lowered, vector.ShuffleOp)}
     want = {tuple(4 * (k // 4) + c for k in range(16)) for c in range(4)}
