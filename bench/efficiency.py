@@ -13,7 +13,8 @@ those reads come from cache, at the bandwidth measured for re-reading a tensor o
 not free: a 1 MiB matrix re-read 31 times takes 0.25 ms on one thread of this machine, where
 its multiply-adds take 0.13 ms at the FMA peak. `% roof` is roof time over measured time: 100%
 is as fast as the machine goes. Kernels are timed one by one by the debug runtime (median of
-`number` runs); the roofs come from bench/peak.py on the same thread count.
+`number` runs: by default as many as fill PROFILE_SECONDS, 5 to 50); the roofs come from
+bench/peak.py on the same thread count.
 
     python -m bench --efficiency resnet18 [--threads 1]
     python -m bench --suite real --efficiency        # every suite model, one report each
@@ -21,6 +22,8 @@ is as fast as the machine goes. Kernels are timed one by one by the debug runtim
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -97,6 +100,17 @@ def kernel_works(kernel_ir: dict[str, str]) -> dict:
     return works
 
 
+PROFILE_SECONDS = 0.5
+"""How long a model's kernels are profiled by default. Five runs of a small model (20 ms of
+MobileNetV2) made a kernel's median hostage to one slow stretch: in the whole suite's report
+its stride-2 depthwise conv measured 0.32 ms, 0.09-0.12 in reports of it alone."""
+
+
+def profile_runs(seconds_per_run: float) -> int:
+    """Runs of a model taking `seconds_per_run` that fill PROFILE_SECONDS, from 5 to 50."""
+    return max(5, min(50, math.ceil(PROFILE_SECONDS / max(seconds_per_run, 1e-6))))
+
+
 def profile_kernels(runtime, number: int) -> list[float]:
     """Median milliseconds of each node of a debug runtime over `number` runs."""
     return [row.ms for row in runtime.profile(number).rows]  # rows in graph order
@@ -110,11 +124,11 @@ def efficiency_report(
     peak_gflops: float,
     bandwidth_gbps: float,
     read_gbps: float,
-    number: int = 5,
+    number: int | None = None,
     reread_gbps: Callable[[int, int], float] | None = None,
 ) -> Report:
     """`reread_gbps(threads, nbytes)`: the bandwidth of re-reading a tensor of nbytes
-    (default: measured, bench/peak.py)."""
+    (default: measured, bench/peak.py); `number`: runs profiled (default: `profile_runs`)."""
     from bench.harness import compile_ours
     from bench.peak import measure_reread_bandwidth
 
@@ -122,7 +136,10 @@ def efficiency_report(
 
     runtime, _ = compile_ours(model, threads, debug=True)
     graph = runtime.graph
+    start = time.perf_counter()
     runtime.run(**inputs)
+    if number is None:
+        number = profile_runs(time.perf_counter() - start)
     per_node = profile_kernels(runtime, number)
     works = kernel_works(graph.extra["kernel_ir"])
     by_kernel: dict[str, list[float]] = {}

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.efficiency import efficiency_report  # noqa: E402
+from bench.efficiency import PROFILE_SECONDS, efficiency_report, profile_runs  # noqa: E402
 from bench.peak import (  # noqa: E402
     READ_STREAMS,
     _read_ir,
@@ -103,3 +103,11 @@ def test_a_recurrence_is_bound_by_re_reading_its_weights_from_cache() -> None:
     seconds = row.ms * 1e-3
     assert abs(row.roof_pct - 100 * reread / 0.01e9 / seconds) < 1e-6 * row.roof_pct
     assert measure_reread_bandwidth(1, 64 * 1024, repeat=1) > 0
+
+
+def test_profile_runs_fill_the_profile_time() -> None:
+    """A small model is profiled over enough runs to fill PROFILE_SECONDS (at most 50), a
+    large one at least 5 times."""
+    assert profile_runs(PROFILE_SECONDS / 20) == 20
+    assert profile_runs(0.001) == 50
+    assert profile_runs(2.0) == 5
