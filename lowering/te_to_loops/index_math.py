@@ -57,12 +57,13 @@ class IndexMath(Emitter):
         return a.pattern if a.kind == "p" else tuple(range(self.lanes))
 
     def _pattern_add(self, a: Val, b: Val, sign: int) -> Val:
-        """A pattern plus or minus a uniform index: the pattern over the sum of bases."""
-        if sign < 0 and b.kind != "u" or "v" in (a.kind, b.kind) or "l" in (a.kind, b.kind):
+        """A pattern plus or minus a uniform index (never minus a pattern, nor two patterns):
+        the pattern over the sum of the bases."""
+        if {a.kind, b.kind} != {"p", "u"} or (sign < 0 and b.kind == "p"):
             raise NotVectorizable
-        p, u = (a, b) if a.kind == "p" else (b, a)
+        pattern = a.pattern if a.kind == "p" else b.pattern
         base = self.iadd(Val(a.ssa, "u", a.mult), Val(b.ssa, "u", b.mult), sign)
-        return Val(base.ssa, "p", base.mult, p.pattern)
+        return Val(base.ssa, "p", base.mult, pattern)
 
     def iadd(self, a: Val, b: Val, sign: int = 1) -> Val:
         if "p" in (a.kind, b.kind):
