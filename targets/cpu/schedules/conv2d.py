@@ -425,14 +425,15 @@ def _conv_register_tile(
         p.append(dot_or_vectorize(s, a, ac, anchor.shape[-1]))
         return
     columns = [aw]
-    if len(reduce) == 4 and _lanes_read_across(anchor):
+    narrow = len(reduce) == 4 and _lanes_read_across(anchor)
+    if narrow:
         # a block over narrow groups: each input pixel's block is shuffled once per channel of
         # a group (lanes of each group take their own channel) and feeds the tile's output
         # columns of every tap column: kw unrolled inside the columns, so LLVM computes one
         # shuffle for columns ow + kw that meet and keeps it only for the next two columns.
         # RegNetY's 104-channel 3x3 conv in groups of 8 at 28x28: 0.104 ms in NCHW8c blocks,
         # 0.086 with the taps outside the columns (a shuffle per multiply-add), 0.061 so
-        _, kh, kw, ic = reduce
+        kw, ic = reduce[2:]
         outer = [*(x for x in outer if x not in (kw, ic)), ic]
         columns = [aw, kw]
         s.prims.append(UnrollOp.make(a, kw))
@@ -459,10 +460,9 @@ def _conv_register_tile(
     s.prims.extend(UnrollOp.make(a, axis) for axis in (*rows, aw, acb))
     s.prims.append(VectorizeOp.make(a, ac))
     if len(reduce) == 4:  # a dense conv: its weight rows, one block of output channels each
-        # (narrow groups' few weights stay in L1; the channel loop is inside the columns)
-        on = columns == [aw]
+        # (not narrow groups': their few weights stay in L1)
         s.prefetch_weights(
-            a, anchor, reduce[-1], anchor.shape[-1], PREFETCH_BYTES, "conv.prefetch", on
+            a, anchor, reduce[-1], anchor.shape[-1], PREFETCH_BYTES, "conv.prefetch", not narrow
         )
 
 
