@@ -126,26 +126,44 @@ def _with_inputs(model: onnx.ModelProto):
 
 
 def efficiency_main(models: dict[str, Callable[[], tuple]], args) -> int:
-    """One efficiency report per model and thread count (bench/efficiency.py)."""
-    from bench.efficiency import efficiency_report, report_table
+    """One efficiency report per model and thread count (bench/efficiency.py): every model
+    built first, then ROUNDS rounds, each measuring the roofs and profiling every model once."""
+    from bench.efficiency import ROUNDS, ProfiledModel, report_table
     from bench.peak import measure_bandwidth, measure_read_bandwidth
 
-    roofs = {
-        t: (measure_peak(t), measure_bandwidth(t), measure_read_bandwidth(t)) for t in args.threads
-    }
-    reports, errors = [], {}
+    profiled, errors = {}, {}
+
+    def failed(name: str, err: Exception) -> None:  # a model we cannot build: say so, go on
+        from bench.real import failure
+
+        errors[name] = failure(err)
+        profiled.pop(name, None)
+        print(f"{name}: {errors[name]}\n", flush=True)
+
     for name, make in models.items():
         try:
             model, inputs = make()
-            for t in args.threads:
-                report = efficiency_report(name, model, inputs, t, *roofs[t])
-                reports.append(report)
-                print(report_table(report) + "\n", flush=True)
-        except Exception as err:  # a model we cannot build: say so, go on
-            from bench.real import failure
-
-            errors[name] = failure(err)
-            print(f"{name}: {errors[name]}\n", flush=True)
+            profiled[name] = ProfiledModel(name, model, inputs)
+            print(f"{name}: built", flush=True)
+        except Exception as err:
+            failed(name, err)
+    roofs = {t: (0.0, 0.0, 0.0) for t in args.threads}
+    for k in range(ROUNDS):
+        print(f"round {k + 1} of {ROUNDS} ...", flush=True)
+        for t in args.threads:
+            measured = (measure_peak(t), measure_bandwidth(t), measure_read_bandwidth(t))
+            roofs[t] = tuple(map(max, roofs[t], measured))
+            for name, model in list(profiled.items()):
+                try:
+                    model.profile_round(t)
+                except Exception as err:
+                    failed(name, err)
+    reports = []
+    for name, model in profiled.items():
+        for t in args.threads:
+            report = model.report(t, *roofs[t])
+            reports.append(report)
+            print(report_table(report) + "\n", flush=True)
     flagged = [(r, k) for r in reports for k in r.low()]
     print(f"kernels below 50% of roof taking over 5% of a model's time: {len(flagged)}")
     for r, k in flagged:

@@ -623,15 +623,23 @@ class DebugGraphModule(GraphModule):
         that another Python thread runs on the same library meanwhile would show in the trace."""
         if number < 1:
             raise UserError(f"profile(number={number}): number must be at least 1")
+        stalls_before = self._pool_stalls()
         runs = []
         for _ in range(number):
             self.run()
             runs.append([t.ms for t in self.timings])
         per_node = [statistics.median(col) for col in zip(*runs, strict=True)]
         report = make_report(self.graph, per_node, number)
+        stalls_after = self._pool_stalls()
+        if stalls_before is not None and stalls_after is not None:
+            report.stalls = stalls_after - stalls_before
         if trace is not None:
             report.trace = self._write_trace(report, trace)
         return report
+
+    def _pool_stalls(self) -> int | None:
+        count = getattr(self.lib, "pool_stalls", None)
+        return count() if count is not None else None
 
     def _write_trace(self, report: ProfileReport, path: str | os.PathLike[str]) -> Path:
         from nnvm.threads import get_num_threads

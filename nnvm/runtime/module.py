@@ -85,6 +85,17 @@ class Module:
         """Hand `nnvm.get_num_threads()` to the library's parallel loops."""
         self._shared.sync_threads()
 
+    def pool_stalls(self) -> int | None:
+        """How many times, since the process started, the library's thread pool waited on a
+        worker that another process had descheduled, and so ran its next loops on one thread
+        fewer for a while (targets/cpu/nnvm_threads.c); None for a library that does not
+        export the count."""
+        count = getattr(self.lib, "nnvm_pool_stalls", None)
+        if count is None:
+            return None
+        count.restype = ctypes.c_int64
+        return int(count())
+
     @contextlib.contextmanager
     def kernel_fpenv(self) -> Iterator[None]:
         """On this thread, the floating-point environment `nnvm_run` runs kernels in (denormals

@@ -66,6 +66,10 @@ class ProfileReport:
     trace: Path | None = None
     """The Chrome trace written with this report, if one was asked for."""
     extra: dict[str, Any] = field(default_factory=dict)
+    stalls: int | None = None
+    """How many times the library's thread pool waited on a descheduled worker during these
+    runs (each then ran its next loops on fewer threads for a few milliseconds, so kernels
+    measured then ran slower than the machine allows); None: the library does not count them."""
 
     @property
     def total_ms(self) -> float:
@@ -89,6 +93,11 @@ class ProfileReport:
         for r in sorted(self.rows, key=lambda r: -r.ms):
             lines.append(f"{r.kernel:<{width}} {r.ms:9.3f} {r.percent:6.1f}")
         lines.append(f"{'total':<{width}} {total:9.3f} {100.0:6.1f}")
+        if self.stalls:
+            lines.append(
+                f"({self.stalls} wait(s) on a worker another process had descheduled: the "
+                "pool ran on fewer threads for a while after each)"
+            )
         return "\n".join(lines)
 
     __repr__ = __str__

@@ -65,11 +65,12 @@ EXPORTED = (
     "nnvm_kernel",
     # data and tool hooks nnvm's Python side reads by name: the CPU record (read before any
     # code runs), the thread count, device programs, the thread pool's trace, the debug
-    # runtime's floating-point environment
+    # runtime's floating-point environment, the pool's stall count
     "nnvm_build_target",
     "nnvm_num_threads",
     "nnvm_blob_*",
     "nnvm_trace_*",
+    "nnvm_pool_stalls",
     "nnvm_debug_fpenv_enter",
     "nnvm_debug_fpenv_leave",
 )

@@ -403,7 +403,7 @@ NNVM_THREADS_API void nnvm_loop_end(void) {}
 NNVM_THREADS_API int32_t nnvm_thread_index(void) { return tl_loop.job != NULL ? tl_index : 0; }
 
 /* How many waits on a descheduled worker have capped the team since the process started. */
-NNVM_THREADS_API int64_t nnvm_pool_stalls(void) {
+NNVM_TRACE_API int64_t nnvm_pool_stalls(void) {
     return atomic_load_explicit(&stalls, memory_order_relaxed);
 }
 

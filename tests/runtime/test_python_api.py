@@ -293,3 +293,17 @@ def test_trace_of_a_library_without_pool_tracing(compiled, tmp_path, monkeypatch
     data, spans = _trace(m, tmp_path / "t.json")
     assert data["otherData"]["pool_threads_traced"] is False
     assert [e["cat"] for e in spans] == ["kernel"] * len(graph.nodes)
+
+
+def test_profile_counts_the_thread_pools_stalls(compiled):
+    """A model library exports its pool's stall count (waits on a worker another process
+    descheduled); profile() reports the stalls during its runs, and its table names them."""
+    _, graph, lib, params, inputs = compiled
+    assert isinstance(lib.pool_stalls(), int)
+    m = graph_runtime.create(graph, lib, debug=True)
+    m.set_input(**params)
+    m.run(**inputs)
+    report = m.profile(2)
+    assert report.stalls is not None and report.stalls >= 0
+    assert "descheduled" in str(ProfileReport(report.rows, 2, stalls=2))
+    assert "descheduled" not in str(ProfileReport(report.rows, 2, stalls=0))
