@@ -159,7 +159,7 @@ def efficiency_main(models: dict[str, Callable[[], tuple]], args) -> int:
                 except Exception as err:
                     failed(name, err)
     reports = []
-    for name, model in profiled.items():
+    for model in profiled.values():
         for t in args.threads:
             report = model.report(t, *roofs[t])
             reports.append(report)
