@@ -7,9 +7,12 @@ global `nnvm_num_threads` at every call; the wrappers store `nnvm.get_num_thread
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
+import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -388,13 +391,49 @@ def library_target(lib: ctypes.CDLL, path: str | os.PathLike[str]) -> CPUTarget:
     )
 
 
+_loaded_files: dict[str, tuple[int, int, int, int]] = {}
+"""Path -> (device, inode, size, mtime) of the file this process last loaded from that path."""
+
+
+def _file_identity(path: Path) -> tuple[int, int, int, int]:
+    st = path.stat()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@cache
+def _private_copies() -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="nnvm-reloaded-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
+
+
+def _loadable_path(path: Path) -> Path:
+    """The path to dlopen for the library now at `path`. The dynamic loader hands back the
+    library it already holds for a path it has loaded (it never unloads ours), so a library
+    rebuilt at the same path (an `export_library` again, an RPC upload under a name used
+    before) would load as the old one; a file that changed since this process loaded it is
+    loaded through a private copy named by its content instead."""
+    key = str(path)
+    identity = _file_identity(path)
+    seen = _loaded_files.setdefault(key, identity)
+    if seen == identity:
+        return path
+    data = path.read_bytes()
+    copy = _private_copies() / f"{hashlib.sha256(data).hexdigest()[:32]}{path.suffix}"
+    if not copy.exists():
+        partial = copy.with_name(copy.name + ".partial")
+        partial.write_bytes(data)
+        partial.replace(copy)
+    return copy
+
+
 def load_library(path: str | os.PathLike[str]) -> SharedLibrary:
     """Load a library built by `build_shared_library`, refusing it if this CPU lacks features
     it was compiled for (reading the record runs none of its code)."""
     p = Path(path)
     if not p.exists():
         raise UserError(f"no such library: {p}")
-    lib = ctypes.CDLL(str(p.resolve()))
+    lib = ctypes.CDLL(str(_loadable_path(p.resolve())))
     tgt = library_target(lib, p)
     missing = missing_features(tgt.required)
     if missing:

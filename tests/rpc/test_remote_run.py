@@ -83,3 +83,26 @@ def test_model_errors_come_back_as_remote_errors(server, model):
         m.set_input(**params)
         m.run(**inputs)
         np.testing.assert_array_equal(m.get_output(0), _local(model)[0])
+
+
+def test_a_name_uploaded_again_loads_the_new_library(server, model, tmp_path):
+    """One session uploads two different models under one name, loading each: the second load
+    is the second model, not the library the server's loader already holds for that path (as a
+    tuner's runner uploading candidate after candidate does)."""
+    from nnvm.compiler import build
+    from nnvm.frontend import from_onnx
+    from nnvm.testing import onnx_models
+
+    graph, lib, _params, _inputs, path = model
+    other_model = onnx_models.mlp(batch=4, sizes=(64, 16, 10), seed=5)
+    module, other_params = from_onnx(other_model)
+    other_graph, other_lib, other_params = build(module, params=other_params)
+    other_path = tmp_path / "other.so"
+    other_lib.export_library(other_path)
+    with rpc.connect("127.0.0.1", server.port) as remote:
+        for g, built, p in ((graph, lib, path), (other_graph, other_lib, other_path)):
+            remote.upload(p, target_name="same.so")
+            rlib = remote.load_module("same.so")
+            assert rlib.model_hash == built.model_hash
+            graph_runtime.create(g, rlib, remote.cpu(0))  # the graph and library agree
+            remote.remove("same.so")

@@ -307,3 +307,25 @@ def test_profile_counts_the_thread_pools_stalls(compiled):
     assert report.stalls is not None and report.stalls >= 0
     assert "descheduled" in str(ProfileReport(report.rows, 2, stalls=2))
     assert "descheduled" not in str(ProfileReport(report.rows, 2, stalls=0))
+
+
+def test_a_library_rebuilt_at_the_same_path_loads_as_the_new_one(tmp_path):
+    """export_library twice to one path, loading after each: the second load_module is the
+    second build (the dynamic loader alone would hand back the first), and runs as it does."""
+    path = tmp_path / "m.so"
+    for seed, hidden in ((1, 8), (2, 12)):
+        model = onnx_models.mlp(batch=2, sizes=(16, hidden, 4), seed=seed)
+        module, params = from_onnx(model)
+        graph, lib, params = build(module, target="llvm", params=params)
+        lib.export_library(path)
+        loaded = load_module(path)
+        assert loaded.model_hash == lib.model_hash
+        inputs = onnx_models.random_inputs(model, seed=3)
+        m = graph_runtime.create(graph, loaded)
+        m.set_input(**params)
+        m.run(**inputs)
+        expected = graph_runtime.create(graph, lib)
+        expected.set_input(**params)
+        expected.run(**inputs)
+        np.testing.assert_array_equal(m.get_output(0), expected.get_output(0))
+    assert load_module(path).model_hash == lib.model_hash  # loaded again unchanged: the same
