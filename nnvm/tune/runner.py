@@ -115,7 +115,7 @@ class Runner(ABC):
                 results.append(RunResult([]))
             else:
                 jobs.append(None)
-                results.append(_build_failure(answer))
+                results.append(build_failure(answer))
         ran = self.run([j for j in jobs if j is not None])
         it = iter(ran)
         results = [next(it) if j is not None else r for j, r in zip(jobs, results, strict=True)]
@@ -179,7 +179,8 @@ FAILURE_CODES = {"hang": "timeout", "signal": "crash", "exit": "crash"}
 """A worker Failure's kind -> the trial's error code (a raised exception keeps the stage's)."""
 
 
-def _build_failure(answer: object) -> RunResult:
+def build_failure(answer: object) -> RunResult:
+    """A builder's answer that is not an object, as the trial's result."""
     if isinstance(answer, UserError):
         return RunResult([], "build", answer.message)
     if isinstance(answer, Failure):
