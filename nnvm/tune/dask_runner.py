@@ -33,7 +33,7 @@ from nnvm.tune.runner import (
     Runner,
     build_failure,
     failure_result,
-    trial_record,
+    trial_records,
 )
 from nnvm.tune.space import Candidate, TaskSpace
 from nnvm.tune.task import Task
@@ -135,11 +135,7 @@ class DaskRunner(Runner):
             for c in candidates
         ]
         results = self._gather(futures, o.build_timeout_s + o.run_timeout_s * 2 + 60)
-        ended = time.time()
-        return [
-            trial_record(task, c, r, started, ended)
-            for c, r in zip(candidates, results, strict=True)
-        ]
+        return trial_records(task, candidates, results, started)
 
     def run(self, jobs: Sequence[RunJob]) -> list[RunResult]:
         timeout = self.options.run_timeout_s

@@ -71,6 +71,16 @@ def trial_record(
     )
 
 
+def trial_records(
+    task: Task, candidates: Sequence[Candidate], results: Sequence[RunResult], started: float
+) -> list[TrialRecord]:
+    """The log's records of a batch measured since `started` (time.time())."""
+    ended = time.time()
+    return [
+        trial_record(task, c, r, started, ended) for c, r in zip(candidates, results, strict=True)
+    ]
+
+
 class Measurer(Protocol):
     """What the tuner needs of a runner: trial records for candidates, and a close."""
 
@@ -119,11 +129,7 @@ class Runner(ABC):
         ran = self.run([j for j in jobs if j is not None])
         it = iter(ran)
         results = [next(it) if j is not None else r for j, r in zip(jobs, results, strict=True)]
-        ended = time.time()
-        return [
-            trial_record(task, c, r, started, ended)
-            for c, r in zip(candidates, results, strict=True)
-        ]
+        return trial_records(task, candidates, results, started)
 
     def _job(self, task: Task, obj: bytes, inputs, expected, atols, cutoff_s: float) -> RunJob:
         o = self.options
