@@ -359,7 +359,7 @@ def connect(
     del key
     tok = token.encode() if isinstance(token, str) else token
     try:
-        raw = socket.create_connection((host, port), timeout=connect_timeout)
+        raw = protocol.no_delay(socket.create_connection((host, port), timeout=connect_timeout))
     except OSError as err:
         raise RPCConnectionError(f"cannot connect to {host}:{port}: {err}") from None
     sock: socket.socket = raw

@@ -89,10 +89,36 @@ def close_gracefully(sock: socket.socket, linger: float = 1.0, max_drain: int = 
             pass
 
 
+def no_delay(sock: socket.socket) -> socket.socket:
+    """Send small writes at once (TCP_NODELAY). A request is a frame header and its data;
+    with Nagle's algorithm the second small write waits for the ACK of the first, which the
+    peer delays (40 ms on Linux): every call of a session took 45-90 ms on loopback."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:  # not a TCP socket
+        pass
+    return sock
+
+
+COALESCE = 64 * 1024
+"""Parts smaller than this are joined into one write (a frame header with its data)."""
+
+
 def send_all(sock: socket.socket, *parts: bytes | memoryview) -> None:
     try:
+        pending = bytearray()
         for p in parts:
-            sock.sendall(p)
+            if len(p) < COALESCE:
+                pending += p
+                if len(pending) < COALESCE:
+                    continue
+            if pending:
+                sock.sendall(pending)
+                pending = bytearray()
+            if len(p) >= COALESCE:
+                sock.sendall(p)
+        if pending:
+            sock.sendall(pending)
     except TimeoutError:
         raise RPCTimeoutError("timed out sending to the peer") from None
     except OSError as err:

@@ -110,6 +110,7 @@ class Server:
             conn, addr = self.listener.accept()
         except OSError:
             return
+        protocol.no_delay(conn)
         peer = f"{addr[0]}:{addr[1]}"
         if len(self.children) >= self.max_sessions:
             self.stats["refused_busy"] += 1

@@ -80,7 +80,7 @@ class _Handler(socketserver.BaseRequestHandler):
     server: _TrackerServer
 
     def handle(self) -> None:
-        sock: socket.socket = self.request
+        sock: socket.socket = protocol.no_delay(self.request)
         sock.settimeout(30)
         state = self.server.state
         held: list[_Board] = []
@@ -188,7 +188,7 @@ def start_tracker(host: str = "127.0.0.1", port: int = 0) -> _TrackerServer:
 def _open(address: str | tuple[str, int], timeout: float = 10.0) -> socket.socket:
     host, port = _split(address)
     try:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        sock = protocol.no_delay(socket.create_connection((host, port), timeout=timeout))
     except OSError as err:
         raise RPCConnectionError(f"cannot reach the tracker at {host}:{port}: {err}") from None
     protocol.send_all(sock, protocol.HANDSHAKE.pack(protocol.MAGIC, protocol.VERSION, 0))
