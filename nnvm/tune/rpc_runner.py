@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -81,18 +82,33 @@ class RPCRunner(Runner):
             ) from None
 
     def run(self, jobs: Sequence[RunJob]) -> list[RunResult]:
+        """Each job in turn on the server; the next candidate's library is linked here while
+        the server runs this one."""
         out = []
-        for k, job in enumerate(jobs):
-            try:
-                out.append(self._measure(job, f"cand{k}.so"))
-            except (RPCSessionCrashed, RPCTimeoutError) as err:
-                code = "timeout" if isinstance(err, RPCTimeoutError) else "crash"
-                out.append(RunResult([], code, f"rpc: {err}"))
-                self._reopen()
-            except RPCError as err:
-                out.append(RunResult([], "run", f"rpc: {err}"))
-                self._reopen()
+        with ThreadPoolExecutor(1) as linker:
+            linking = [linker.submit(self._link, job, f"cand{k}.so") for k, job in enumerate(jobs)]
+            for job, linked in zip(jobs, linking, strict=True):
+                try:
+                    graph, lib = linked.result()
+                except UserError as err:  # the toolchain refused the candidate's library
+                    out.append(RunResult([], "build", f"link: {err.message}"))
+                    continue
+                try:
+                    out.append(self._measure(job, graph, lib))
+                except (RPCSessionCrashed, RPCTimeoutError) as err:
+                    code = "timeout" if isinstance(err, RPCTimeoutError) else "crash"
+                    out.append(RunResult([], code, f"rpc: {err}"))
+                    self._reopen()
+                except RPCError as err:
+                    out.append(RunResult([], "run", f"rpc: {err}"))
+                    self._reopen()
+                finally:
+                    lib.unlink(missing_ok=True)
         return out
+
+    def _link(self, job: RunJob, name: str) -> tuple[ExecutorGraph, Path]:
+        graph = one_kernel_graph(job)
+        return graph, job.target.link(graph, [job.obj], self.workdir / name, {})
 
     def _reopen(self) -> None:
         try:
@@ -101,9 +117,8 @@ class RPCRunner(Runner):
             pass
         self.session = self._connect()
 
-    def _measure(self, job: RunJob, name: str) -> RunResult:
-        graph = one_kernel_graph(job)
-        lib = job.target.link(graph, [job.obj], self.workdir / name, {})
+    def _measure(self, job: RunJob, graph: ExecutorGraph, lib: Path) -> RunResult:
+        name = lib.name
         self.session.upload(lib, name)
         try:
             rlib = self.session.load_module(name)
@@ -122,7 +137,6 @@ class RPCRunner(Runner):
             return RunResult(list(timing.results))
         finally:
             self.session.remove(name)
-            (self.workdir / name).unlink(missing_ok=True)
 
     def close(self) -> None:
         super().close()

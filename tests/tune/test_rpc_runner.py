@@ -70,6 +70,30 @@ def test_tuning_over_rpc_gives_records_the_local_run_accepts(
     assert lib.build_times.kernels_tuned == 1
 
 
+def test_a_library_the_toolchain_refuses_is_a_build_trial(rpc_server, matmul_task, monkeypatch):
+    """Candidates are linked here (the next while the server runs this one); one whose link
+    fails is a `build` trial, and the next is measured as usual."""
+    from nnvm.tune.rpc_runner import RPCRunner
+    from nnvm.tune.space import TaskSpace
+
+    runner = RPCRunner(rpc_server, MeasureOptions(repeat=1, min_round_s=0.001))
+    link = RPCRunner._link
+
+    def refuse_the_first(self, job, name):
+        if name == "cand0.so":
+            raise UserError("linking cand0.so failed: ld: no space left")
+        return link(self, job, name)
+
+    monkeypatch.setattr(RPCRunner, "_link", refuse_the_first)
+    space = TaskSpace(matmul_task)
+    try:
+        first, second = runner.measure(matmul_task, space, [space.default()] * 2)
+    finally:
+        runner.close()
+    assert first.error == "build" and "no space left" in first.detail
+    assert second.ok
+
+
 def test_an_unreachable_server_is_a_clear_error(tmp_path, matmul_file, tune_cli):
     from nnvm.tune.rpc_runner import RPCRunner
 
