@@ -7,13 +7,12 @@ global `nnvm_num_threads` at every call; the wrappers store `nnvm.get_num_thread
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import ctypes.util
 import hashlib
 import os
-import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -392,7 +391,8 @@ def library_target(lib: ctypes.CDLL, path: str | os.PathLike[str]) -> CPUTarget:
 
 
 _loaded_files: dict[str, tuple[int, int, int, int]] = {}
-"""Path -> (device, inode, size, mtime) of the file this process last loaded from that path."""
+"""Path -> (device, inode, size, mtime) of the file this process first loaded from that path."""
+_reload_lock = threading.Lock()
 
 
 def _file_identity(path: Path) -> tuple[int, int, int, int]:
@@ -400,31 +400,25 @@ def _file_identity(path: Path) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-@cache
-def _private_copies() -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="nnvm-reloaded-"))
-    atexit.register(shutil.rmtree, directory, True)
-    return directory
-
-
-def _loadable_path(path: Path) -> Path:
-    """The path to dlopen for the library now at `path`. The dynamic loader hands back the
-    library it already holds for a path it has loaded (it never unloads ours), so a library
-    rebuilt at the same path (an `export_library` again, an RPC upload under a name used
-    before) would load as the old one; a file that changed since this process loaded it is
-    loaded through a private copy named by its content instead."""
-    key = str(path)
+def _dlopen(path: Path) -> ctypes.CDLL:
+    """dlopen the library now at `path`. The dynamic loader hands back the library it already
+    holds for a path it has loaded (it never unloads ours), so a library rebuilt at the same
+    path (an `export_library` again, an RPC upload under a name used before) would load as the
+    old one. A file that changed since this process first loaded that path is loaded through a
+    copy named by this process and the file's content, removed once loaded (a loaded library
+    needs no file; a process that ends in os._exit, as an RPC session does, leaves nothing)."""
     identity = _file_identity(path)
-    seen = _loaded_files.setdefault(key, identity)
-    if seen == identity:
-        return path
+    if _loaded_files.setdefault(str(path), identity) == identity:
+        return ctypes.CDLL(str(path))
     data = path.read_bytes()
-    copy = _private_copies() / f"{hashlib.sha256(data).hexdigest()[:32]}{path.suffix}"
-    if not copy.exists():
-        partial = copy.with_name(copy.name + ".partial")
-        partial.write_bytes(data)
-        partial.replace(copy)
-    return copy
+    digest = hashlib.sha256(data).hexdigest()[:32]
+    copy = Path(tempfile.gettempdir()) / f"nnvm-reloaded-{os.getpid()}-{digest}{path.suffix}"
+    with _reload_lock:  # the same content loads from the same name: the loader's own handle
+        try:
+            copy.write_bytes(data)
+            return ctypes.CDLL(str(copy))
+        finally:
+            copy.unlink(missing_ok=True)
 
 
 def load_library(path: str | os.PathLike[str]) -> SharedLibrary:
@@ -433,7 +427,7 @@ def load_library(path: str | os.PathLike[str]) -> SharedLibrary:
     p = Path(path)
     if not p.exists():
         raise UserError(f"no such library: {p}")
-    lib = ctypes.CDLL(str(_loadable_path(p.resolve())))
+    lib = _dlopen(p.resolve())
     tgt = library_target(lib, p)
     missing = missing_features(tgt.required)
     if missing:

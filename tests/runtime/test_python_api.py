@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import collections
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -329,3 +331,10 @@ def test_a_library_rebuilt_at_the_same_path_loads_as_the_new_one(tmp_path):
         expected.run(**inputs)
         np.testing.assert_array_equal(m.get_output(0), expected.get_output(0))
     assert load_module(path).model_hash == lib.model_hash  # loaded again unchanged: the same
+    # the copy the second build was loaded through is gone: a loaded library needs no file
+    left = [
+        f
+        for f in os.listdir(tempfile.gettempdir())
+        if f.startswith(f"nnvm-reloaded-{os.getpid()}-")
+    ]
+    assert left == []
