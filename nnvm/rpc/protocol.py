@@ -108,15 +108,16 @@ def send_all(sock: socket.socket, *parts: bytes | memoryview) -> None:
     try:
         pending = bytearray()
         for p in parts:
-            if len(p) < COALESCE:
-                pending += p
-                if len(pending) < COALESCE:
-                    continue
-            if pending:
+            if len(p) >= COALESCE:  # large: what is pending first, then this part as it is
+                if pending:
+                    sock.sendall(pending)
+                    pending = bytearray()
+                sock.sendall(p)
+                continue
+            pending += p
+            if len(pending) >= COALESCE:
                 sock.sendall(pending)
                 pending = bytearray()
-            if len(p) >= COALESCE:
-                sock.sendall(p)
         if pending:
             sock.sendall(pending)
     except TimeoutError:
