@@ -9,6 +9,7 @@ rounds, and the medians are compared. Reports numbers; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import statistics
@@ -16,9 +17,35 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+
+
+@contextlib.contextmanager
+def loopback_server(workdir: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+    """An nnvm-rpc server on loopback in a process of its own (its work dir and log under
+    `workdir`); yields its (host, port)."""
+    port_file = workdir / "port"
+    log = (workdir / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nnvm.rpc.server", "--port", "0", "--port-file", str(port_file),
+         "--work-dir", str(workdir / "work")],
+        stderr=log,
+        env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the RPC server did not start: {workdir / 'server.log'}")
+            time.sleep(0.05)
+        yield "127.0.0.1", int(port_file.read_text())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        log.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,18 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-rpc-"))
     lib.export_library(tmp / "libmodel.so")
-    port_file = tmp / "port"
     env = {**os.environ, "NNVM_NUM_THREADS": str(args.threads)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "nnvm.rpc.server", "--port", "0", "--port-file", str(port_file)],
-        env=env,
-    )
-    try:
-        while not port_file.exists():
-            if server.poll() is not None:
-                raise SystemExit("the server did not start")
-            time.sleep(0.05)
-        remote = rpc.connect("127.0.0.1", int(port_file.read_text()))
+    with loopback_server(tmp, env) as address:
+        remote = rpc.connect(*address)
         remote.upload(tmp / "libmodel.so")
         rm = graph_runtime.create(graph, remote.load_module("libmodel.so"), remote.cpu(0))
         rm.set_input(**params)
@@ -86,9 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"remote median {rmed:.3f} ms (min {min(remote_ms):.3f}) time_evaluator, loopback")
         print(f"remote / local = {rmed / lm:.3f} ({(rmed / lm - 1) * 100:+.1f}%)")
         remote.close()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
     return 0
 
 

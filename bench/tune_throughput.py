@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from bench.models import MODELS
+from bench.rpc import loopback_server
 from nnvm.frontend import from_onnx
 from nnvm.support.tuning_log import read_log
 from nnvm.tune.runner import LocalRunner, MeasureOptions, Runner
@@ -48,29 +49,6 @@ class Setup:
 
 
 SETUPS = ["local", "rpc", "dask-1", "dask-2", "dask-2-built-here"]
-
-
-@contextlib.contextmanager
-def rpc_server(workdir: Path) -> Iterator[str]:
-    """A loopback nnvm-rpc server in a process of its own; yields its HOST:PORT."""
-    port_file = workdir / "port"
-    log = (workdir / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nnvm.rpc.server", "--port", "0", "--port-file", str(port_file),
-         "--work-dir", str(workdir / "work")],
-        stderr=log,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not port_file.exists():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the RPC server did not start: {workdir / 'server.log'}")
-            time.sleep(0.05)
-        yield f"127.0.0.1:{int(port_file.read_text())}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-        log.close()
 
 
 @contextlib.contextmanager
@@ -143,13 +121,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{setup}: tuning {len(tasks)} task(s) x {args.trials} trials ...", flush=True)
             common = (tasks, graph, args.trials, args.batch, workdir)
             if setup == "local":
-                rows.append(tune_with(setup, 1, "here", lambda: LocalRunner(options), *common))
+                rows.append(tune_with(setup, 1, "here", partial(LocalRunner, options), *common))
             elif setup == "rpc":
                 from nnvm.tune.rpc_runner import RPCRunner
 
                 (workdir / "rpc").mkdir()
-                with rpc_server(workdir / "rpc") as address:
-                    make = lambda: RPCRunner(address, options)  # noqa: B023, E731
+                with loopback_server(workdir / "rpc") as (host, port):
+                    make = partial(RPCRunner, f"{host}:{port}", options)
                     rows.append(tune_with(setup, 1, "here", make, *common))
             else:
                 from nnvm.tune.dask_runner import DaskRunner
@@ -158,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 on_workers = not setup.endswith("built-here")
                 built = "workers" if on_workers else "here"
                 with dask_cluster(n) as address:
-                    make = lambda: DaskRunner(address, options, build_on_workers=on_workers)  # noqa: B023, E731
+                    make = partial(DaskRunner, address, options, build_on_workers=on_workers)
                     rows.append(tune_with(setup, n, built, make, *common))
     print(table(rows, args.model, len(tasks)))
     return 0 if all(r.tuned_kernels > 0 and r.ok == r.trials for r in rows) else 1
